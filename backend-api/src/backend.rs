@@ -1,0 +1,178 @@
+//! The `Backend` trait family: the prover's heavy stages, one sub-trait per
+//! concern. Device data are associated types, so they stay on the device
+//! between stages; host copies happen only through `download` and the few
+//! operations whose results the protocol needs on the host (roots,
+//! openings, out-of-domain values, the grinding nonce).
+//!
+//! All matrices are column-major base-field matrices. Extension-valued data
+//! (auxiliary columns, quotients, DEEP and FRI layers) are flattened three
+//! base columns per extension column, see [`crate::matrix`].
+
+use crate::domain::Coset;
+use crate::error::Result;
+use crate::ext::Ext;
+use crate::field::F;
+use crate::hash::{Digest, HashKind};
+use crate::ir::ConstraintSystem;
+use crate::matrix::ColMatrix;
+use serde::{Deserialize, Serialize};
+
+/// Names the work an operation belongs to, for errors, counters and
+/// cross-check reports.
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx<'a> {
+    pub table: &'a str,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn table(table: &'a str) -> Ctx<'a> {
+        Ctx { table }
+    }
+}
+
+/// A matrix held by a backend.
+pub trait DeviceMatrix: Send + Sync {
+    fn height(&self) -> usize;
+    fn width(&self) -> usize;
+}
+
+/// A Merkle tree held by a backend; its root is always known on the host.
+pub trait DeviceTree: Send + Sync {
+    fn root(&self) -> Digest;
+    /// Number of leaves (a power of two).
+    fn leaves(&self) -> usize;
+    fn hash(&self) -> HashKind;
+}
+
+/// One opened Merkle leaf: the row's values and the authentication path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowOpening {
+    pub values: Vec<F>,
+    pub path: Vec<Digest>,
+}
+
+/// The inputs of constraint composition for one table.
+pub struct ComposeInputs<'a, M> {
+    pub constraints: &'a ConstraintSystem,
+    /// Main trace on the LDE coset (height n << log_blowup).
+    pub main: &'a M,
+    /// Auxiliary trace on the same coset, flattened (3 base columns per
+    /// extension column); `None` when the AIR has no auxiliary columns.
+    pub aux: Option<&'a M>,
+    pub log_trace_height: u32,
+    /// The LDE coset the matrices are evaluated on.
+    pub domain: Coset,
+    pub challenges: &'a [Ext],
+    pub publics: &'a [F],
+    pub aux_values: &'a [Ext],
+    /// Constraint k is weighted by alpha^k.
+    pub alpha: Ext,
+}
+
+/// The columns of one committed matrix opened at one DEEP point.
+pub struct DeepColumns<'a, M> {
+    pub matrix: &'a M,
+    /// One coefficient per base column of `matrix`.
+    pub coeffs: Vec<Ext>,
+    /// The claimed value of each base column's polynomial at the point.
+    pub values: Vec<Ext>,
+}
+
+/// All columns opened at one point z.
+pub struct DeepPoint<'a, M> {
+    pub point: Ext,
+    pub columns: Vec<DeepColumns<'a, M>>,
+}
+
+/// Naming, transfers and buffer views.
+pub trait BackendBase: Send + Sync {
+    type Matrix: DeviceMatrix;
+    type Tree: DeviceTree;
+
+    /// A short name: "cpu", "cuda", ...
+    fn name(&self) -> &str;
+
+    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<Self::Matrix>;
+    fn download(&self, ctx: &Ctx, m: &Self::Matrix) -> Result<ColMatrix>;
+
+    /// The same column-major buffer seen with `height` rows: an (N x w)
+    /// matrix becomes (N/a x a*w), column c*a + j holding rows
+    /// [j*N/a, (j+1)*N/a) of column c. FRI layer leaves are rows of it.
+    fn reshape(&self, ctx: &Ctx, m: &Self::Matrix, height: usize) -> Result<Self::Matrix>;
+}
+
+/// Number-theoretic transforms over two-adic subgroups (natural order).
+pub trait NttOps: BackendBase {
+    /// Coefficients to evaluations on the subgroup of size `height`, per column.
+    fn ntt(&self, ctx: &Ctx, coeffs: &Self::Matrix) -> Result<Self::Matrix>;
+    /// Evaluations on the subgroup to coefficients, per column.
+    fn intt(&self, ctx: &Ctx, evals: &Self::Matrix) -> Result<Self::Matrix>;
+    /// Evaluations on the subgroup of size n to evaluations on
+    /// `shift * H_(n << log_blowup)`.
+    fn coset_lde(&self, ctx: &Ctx, evals: &Self::Matrix, log_blowup: u32, shift: F) -> Result<Self::Matrix>;
+}
+
+/// Merkle trees whose leaves are matrix rows.
+pub trait MerkleOps: BackendBase {
+    fn commit(&self, ctx: &Ctx, m: &Self::Matrix, hash: HashKind) -> Result<Self::Tree>;
+    /// Opens `rows` of `m` (committed as `tree`), in the order given.
+    fn open(&self, ctx: &Ctx, m: &Self::Matrix, tree: &Self::Tree, rows: &[usize]) -> Result<Vec<RowOpening>>;
+}
+
+/// Constraint composition.
+pub trait ComposeOps: BackendBase {
+    /// Sum over constraints k of alpha^k * C_k(x) / Z_k(x) at every point
+    /// of the LDE coset, as one flattened extension column (N x 3).
+    fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<Self::Matrix>) -> Result<Self::Matrix>;
+
+    /// Splits the quotient (N x 3, on `domain`) into `parts` polynomials
+    /// of degree < n = 2^log_trace_height: part j holds coefficients
+    /// [j*n, (j+1)*n). Returns their evaluations on `domain`, flattened
+    /// (N x 3*parts). Fails with `ConstraintsNotSatisfied` when a
+    /// coefficient at or past parts*n is non-zero.
+    fn split_quotient(
+        &self,
+        ctx: &Ctx,
+        quotient: &Self::Matrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<Self::Matrix>;
+}
+
+/// Out-of-domain evaluation and DEEP quotients.
+pub trait DeepOps: BackendBase {
+    /// The polynomial of each column of `m` (evaluated on `domain`) at each
+    /// point: result[p][c].
+    fn evaluate_at(&self, ctx: &Ctx, m: &Self::Matrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>>;
+
+    /// sum over points p of (sum_c coeff_c * (f_c(x) - value_c)) / (x - z_p)
+    /// at every x of `domain`, as one flattened extension column (N x 3).
+    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<Self::Matrix>]) -> Result<Self::Matrix>;
+}
+
+/// FRI folding and proof-of-work grinding.
+pub trait FriOps: BackendBase {
+    /// Folds an extension column on `domain` (N x 3) by 2^log_arity with
+    /// challenge beta: f'(x^a) = sum_r beta^r f_r(x^a) where
+    /// f(x) = sum_r x^r f_r(x^a). When `roll_in` is (g, s), adds s * g(y)
+    /// to the folded value at each point y (g is N/a x 3).
+    fn fri_fold(
+        &self,
+        ctx: &Ctx,
+        layer: &Self::Matrix,
+        domain: Coset,
+        log_arity: u32,
+        beta: Ext,
+        roll_in: Option<(&Self::Matrix, Ext)>,
+    ) -> Result<Self::Matrix>;
+
+    /// The smallest nonce whose proof of work over `seed` has `bits`
+    /// leading zeros (see [`crate::hash::pow_ok`]).
+    fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64>;
+}
+
+/// Everything the prover needs from a backend.
+pub trait Backend: NttOps + MerkleOps + ComposeOps + DeepOps + FriOps {}
+
+impl<T: NttOps + MerkleOps + ComposeOps + DeepOps + FriOps> Backend for T {}

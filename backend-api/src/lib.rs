@@ -1,0 +1,29 @@
+//! The contract between a STARK prover and the devices that run its heavy
+//! stages: the Goldilocks field and its cubic extension, host matrices,
+//! evaluation domains, the hashes proofs commit with, the constraint IR, the
+//! `Backend` trait family, shared shape validation and typed errors.
+//!
+//! No I/O and no GPU code live here: backends depend on this crate, and the
+//! prover depends on nothing else.
+
+pub mod backend;
+pub mod domain;
+pub mod error;
+pub mod ext;
+pub mod field;
+pub mod hash;
+pub mod ir;
+pub mod matrix;
+pub mod validate;
+
+pub use backend::{
+    Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree,
+    FriOps, MerkleOps, NttOps, RowOpening,
+};
+pub use domain::Coset;
+pub use error::{BackendError, Result, Stage};
+pub use ext::Ext;
+pub use field::{batch_inverse, Field, F, GENERATOR};
+pub use hash::{Digest, HashKind};
+pub use ir::{ConstraintBuilder, ConstraintDomain, ConstraintSystem, Expr, Layout, Leaf, Node};
+pub use matrix::ColMatrix;

@@ -1,0 +1,107 @@
+//! Host matrices: column-major, base-field elements.
+//!
+//! Extension columns are stored flattened, three base columns each
+//! (coordinate c of extension column k is base column 3k + c), so every
+//! backend moves, transforms and commits one kind of buffer.
+
+use crate::ext::Ext;
+use crate::field::F;
+use serde::{Deserialize, Serialize};
+
+/// A column-major matrix of base-field elements on the host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColMatrix {
+    width: usize,
+    height: usize,
+    data: Vec<F>,
+}
+
+impl ColMatrix {
+    /// `data` holds `width` columns of `height` elements, one after another.
+    pub fn new(width: usize, height: usize, data: Vec<F>) -> ColMatrix {
+        assert_eq!(data.len(), width * height, "matrix data does not match its shape");
+        ColMatrix { width, height, data }
+    }
+
+    pub fn zeros(width: usize, height: usize) -> ColMatrix {
+        ColMatrix { width, height, data: vec![F::ZERO; width * height] }
+    }
+
+    pub fn from_columns(columns: Vec<Vec<F>>) -> ColMatrix {
+        let height = columns.first().map_or(0, Vec::len);
+        assert!(columns.iter().all(|c| c.len() == height), "columns differ in height");
+        let width = columns.len();
+        let data = columns.into_iter().flatten().collect();
+        ColMatrix { width, height, data }
+    }
+
+    /// Flattens extension columns: base column 3k + c is coordinate c of
+    /// extension column k.
+    pub fn from_ext_columns(columns: &[Vec<Ext>]) -> ColMatrix {
+        let height = columns.first().map_or(0, Vec::len);
+        let mut data = Vec::with_capacity(columns.len() * 3 * height);
+        for col in columns {
+            assert_eq!(col.len(), height, "columns differ in height");
+            for c in 0..3 {
+                data.extend(col.iter().map(|e| e.0[c]));
+            }
+        }
+        ColMatrix { width: columns.len() * 3, height, data }
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    pub fn data(&self) -> &[F] {
+        &self.data
+    }
+
+    pub fn data_mut(&mut self) -> &mut [F] {
+        &mut self.data
+    }
+
+    pub fn into_data(self) -> Vec<F> {
+        self.data
+    }
+
+    pub fn column(&self, j: usize) -> &[F] {
+        &self.data[j * self.height..(j + 1) * self.height]
+    }
+
+    pub fn column_mut(&mut self, j: usize) -> &mut [F] {
+        &mut self.data[j * self.height..(j + 1) * self.height]
+    }
+
+    pub fn columns(&self) -> impl Iterator<Item = &[F]> {
+        (0..self.width).map(move |j| self.column(j))
+    }
+
+    #[inline]
+    pub fn get(&self, row: usize, col: usize) -> F {
+        self.data[col * self.height + row]
+    }
+
+    #[inline]
+    pub fn set(&mut self, row: usize, col: usize, v: F) {
+        self.data[col * self.height + row] = v;
+    }
+
+    pub fn row(&self, row: usize) -> Vec<F> {
+        (0..self.width).map(|c| self.get(row, c)).collect()
+    }
+
+    /// Extension element `k` of a flattened matrix at `row`.
+    pub fn get_ext(&self, row: usize, k: usize) -> Ext {
+        Ext([self.get(row, 3 * k), self.get(row, 3 * k + 1), self.get(row, 3 * k + 2)])
+    }
+
+    /// The extension column `k` of a flattened matrix.
+    pub fn ext_column(&self, k: usize) -> Vec<Ext> {
+        (0..self.height).map(|r| self.get_ext(r, k)).collect()
+    }
+}

@@ -1,0 +1,171 @@
+//! Shape checks shared by every backend, so the same invalid call gives
+//! the same typed error whichever backend receives it.
+
+use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree};
+use crate::domain::Coset;
+use crate::error::{BackendError, Result, Stage};
+use crate::field::{F, TWO_ADICITY};
+
+/// Largest supported log2 blowup (blowup 16).
+pub const MAX_LOG_BLOWUP: u32 = 4;
+/// Largest supported proof-of-work difficulty.
+pub const MAX_GRIND_BITS: u32 = 32;
+/// Largest supported log2 FRI folding arity (arity 16).
+pub const MAX_LOG_ARITY: u32 = 4;
+
+fn err(stage: Stage, detail: String) -> BackendError {
+    BackendError::invalid(stage, detail)
+}
+
+/// A height usable as a two-adic domain: a power of two within 2^32.
+pub fn two_adic_height(stage: Stage, height: usize) -> Result<u32> {
+    if height == 0 || !height.is_power_of_two() {
+        return Err(err(stage, format!("height {height} is not a power of two")));
+    }
+    let log = height.trailing_zeros();
+    if log > TWO_ADICITY {
+        return Err(err(stage, format!("height 2^{log} exceeds the field's 2^{TWO_ADICITY} roots of unity")));
+    }
+    Ok(log)
+}
+
+pub fn ntt<M: DeviceMatrix>(stage: Stage, m: &M) -> Result<u32> {
+    two_adic_height(stage, m.height())
+}
+
+pub fn coset_lde<M: DeviceMatrix>(m: &M, log_blowup: u32, shift: F) -> Result<u32> {
+    let stage = Stage::CosetLde;
+    let log_n = two_adic_height(stage, m.height())?;
+    if log_blowup == 0 || log_blowup > MAX_LOG_BLOWUP {
+        return Err(err(stage, format!("blowup 2^{log_blowup} is not one of 2, 4, 8, 16")));
+    }
+    if log_n + log_blowup > TWO_ADICITY {
+        return Err(err(stage, format!("LDE of 2^{} rows exceeds the field's two-adicity", log_n + log_blowup)));
+    }
+    if shift.is_zero() {
+        return Err(err(stage, "coset shift is zero".into()));
+    }
+    Ok(log_n)
+}
+
+pub fn reshape<M: DeviceMatrix>(m: &M, height: usize) -> Result<()> {
+    let stage = Stage::MerkleCommit;
+    if height == 0 || m.height() % height != 0 || !(m.height() / height).is_power_of_two() {
+        return Err(err(stage, format!("cannot view {} rows as {height}", m.height())));
+    }
+    Ok(())
+}
+
+pub fn commit<M: DeviceMatrix>(m: &M) -> Result<u32> {
+    if m.width() == 0 {
+        return Err(err(Stage::MerkleCommit, "matrix has no columns".into()));
+    }
+    two_adic_height(Stage::MerkleCommit, m.height())
+}
+
+pub fn open<M: DeviceMatrix, T: DeviceTree>(m: &M, tree: &T, rows: &[usize]) -> Result<()> {
+    let stage = Stage::MerkleOpen;
+    if tree.leaves() != m.height() {
+        return Err(err(stage, format!("tree has {} leaves, matrix {} rows", tree.leaves(), m.height())));
+    }
+    if let Some(&r) = rows.iter().find(|&&r| r >= m.height()) {
+        return Err(err(stage, format!("row {r} is out of range for {} rows", m.height())));
+    }
+    Ok(())
+}
+
+pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
+    let stage = Stage::Compose;
+    let l = &i.constraints.layout;
+    let n_lde = i.domain.size();
+    if i.log_trace_height > i.domain.log_size || i.domain.log_size - i.log_trace_height > MAX_LOG_BLOWUP {
+        return Err(err(stage, format!("LDE of 2^{} rows does not extend a trace of 2^{}", i.domain.log_size, i.log_trace_height)));
+    }
+    if i.main.height() != n_lde || i.main.width() != l.main_width {
+        return Err(err(stage, format!("main LDE is {}x{}, expected {n_lde}x{}", i.main.height(), i.main.width(), l.main_width)));
+    }
+    match (i.aux, l.aux_width) {
+        (None, 0) => {}
+        (Some(a), w) if a.height() == n_lde && a.width() == 3 * w && w > 0 => {}
+        (a, w) => {
+            return Err(err(
+                stage,
+                format!("auxiliary LDE is {:?}, expected {n_lde}x{}", a.map(|a| (a.height(), a.width())), 3 * w),
+            ))
+        }
+    }
+    let counts = [
+        ("challenges", i.challenges.len(), l.num_challenges),
+        ("public inputs", i.publics.len(), l.num_public),
+        ("auxiliary values", i.aux_values.len(), l.num_aux_values),
+    ];
+    for (what, got, want) in counts {
+        if got != want {
+            return Err(err(stage, format!("{got} {what} given, the constraints expect {want}")));
+        }
+    }
+    Ok(())
+}
+
+pub fn split_quotient<M: DeviceMatrix>(q: &M, domain: Coset, log_trace_height: u32, parts: usize) -> Result<()> {
+    let stage = Stage::QuotientSplit;
+    if q.width() != 3 || q.height() != domain.size() {
+        return Err(err(stage, format!("quotient is {}x{}, expected {}x3", q.height(), q.width(), domain.size())));
+    }
+    if parts == 0 || (parts << log_trace_height) > domain.size() {
+        return Err(err(stage, format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size())));
+    }
+    Ok(())
+}
+
+pub fn evaluate_at<M: DeviceMatrix>(m: &M, domain: Coset) -> Result<()> {
+    if m.height() != domain.size() {
+        return Err(err(Stage::OutOfDomain, format!("matrix has {} rows, domain {}", m.height(), domain.size())));
+    }
+    Ok(())
+}
+
+pub fn deep<M: DeviceMatrix>(domain: Coset, points: &[DeepPoint<M>]) -> Result<()> {
+    let stage = Stage::Deep;
+    if points.is_empty() {
+        return Err(err(stage, "no opening points".into()));
+    }
+    for p in points {
+        for c in &p.columns {
+            if c.matrix.height() != domain.size() {
+                return Err(err(stage, format!("matrix has {} rows, domain {}", c.matrix.height(), domain.size())));
+            }
+            if c.coeffs.len() != c.matrix.width() || c.values.len() != c.matrix.width() {
+                return Err(err(
+                    stage,
+                    format!("{} coefficients and {} values for {} columns", c.coeffs.len(), c.values.len(), c.matrix.width()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn fri_fold<M: DeviceMatrix>(layer: &M, domain: Coset, log_arity: u32, roll_in: Option<&M>) -> Result<()> {
+    let stage = Stage::FriFold;
+    if layer.width() != 3 || layer.height() != domain.size() {
+        return Err(err(stage, format!("layer is {}x{}, expected {}x3", layer.height(), layer.width(), domain.size())));
+    }
+    if log_arity == 0 || log_arity > MAX_LOG_ARITY || log_arity > domain.log_size {
+        return Err(err(stage, format!("cannot fold 2^{} rows by 2^{log_arity}", domain.log_size)));
+    }
+    if let Some(r) = roll_in {
+        let h = domain.size() >> log_arity;
+        if r.width() != 3 || r.height() != h {
+            return Err(err(stage, format!("roll-in is {}x{}, expected {h}x3", r.height(), r.width())));
+        }
+    }
+    Ok(())
+}
+
+pub fn grind(bits: u32) -> Result<()> {
+    if bits > MAX_GRIND_BITS {
+        return Err(err(Stage::Grind, format!("{bits} grinding bits exceed the maximum of {MAX_GRIND_BITS}")));
+    }
+    Ok(())
+}
