@@ -54,6 +54,8 @@ pub struct RowOpening {
 /// The inputs of constraint composition for one table.
 pub struct ComposeInputs<'a, M> {
     pub constraints: &'a ConstraintSystem,
+    /// Fixed columns on the LDE coset; `None` when the AIR has none.
+    pub fixed: Option<&'a M>,
     /// Main trace on the LDE coset (height n << log_blowup).
     pub main: &'a M,
     /// Auxiliary trace on the same coset, flattened (3 base columns per

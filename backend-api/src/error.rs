@@ -81,14 +81,10 @@ pub enum BackendError {
 
     /// The device refused work: an allocation, memory admission, a launch
     /// or a transfer.
-    #[error("device declined {stage} for table {table}: {requested_bytes} bytes requested, {free_bytes} free ({reason})")]
-    DeviceDecline {
-        stage: Stage,
-        table: String,
-        requested_bytes: u64,
-        free_bytes: u64,
-        reason: String,
-    },
+    #[error(
+        "device declined {stage} for table {table}: {requested_bytes} bytes requested, {free_bytes} free ({reason})"
+    )]
+    DeviceDecline { stage: Stage, table: String, requested_bytes: u64, free_bytes: u64, reason: String },
 
     /// Any other device failure (bad kernel, driver error).
     #[error("device error in {stage} for table {table}: {message}")]
@@ -100,14 +96,7 @@ pub enum BackendError {
 
     /// A lockstep cross-check found two backends disagreeing.
     #[error("cross-check: {stage} on table {table} differs at column {column}, row {row}: {left} vs {right}")]
-    Mismatch {
-        stage: Stage,
-        table: String,
-        column: usize,
-        row: usize,
-        left: String,
-        right: String,
-    },
+    Mismatch { stage: Stage, table: String, column: usize, row: usize, left: String, right: String },
 }
 
 impl BackendError {

@@ -18,18 +18,7 @@ use std::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 pub const W: F = F::TWO;
 
 /// An element a0 + a1*X + a2*X^2 of the cubic extension.
-#[derive(
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    bytemuck::Pod,
-    bytemuck::Zeroable,
-    Serialize,
-    Deserialize,
-)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable, Serialize, Deserialize)]
 #[repr(C)]
 pub struct Ext(pub [F; 3]);
 

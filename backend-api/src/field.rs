@@ -21,27 +21,14 @@ pub const GENERATOR: F = F(7);
 const TWO_ADIC_ROOT: u64 = 1_753_635_133_440_165_772;
 
 /// A Goldilocks field element in canonical form.
-#[derive(
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    bytemuck::Pod,
-    bytemuck::Zeroable,
-    Serialize,
-)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, bytemuck::Pod, bytemuck::Zeroable, Serialize)]
 #[repr(transparent)]
 pub struct F(u64);
 
 impl<'de> Deserialize<'de> for F {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = u64::deserialize(d)?;
-        F::from_canonical(v)
-            .ok_or_else(|| serde::de::Error::custom("field element is not canonical"))
+        F::from_canonical(v).ok_or_else(|| serde::de::Error::custom("field element is not canonical"))
     }
 }
 

@@ -133,11 +133,7 @@ pub fn hash_node(kind: HashKind, left: &Digest, right: &Digest) -> Digest {
 pub fn merkle_root_from_path(kind: HashKind, leaf: Digest, mut index: usize, path: &[Digest]) -> Digest {
     let mut node = leaf;
     for sibling in path {
-        node = if index & 1 == 0 {
-            hash_node(kind, &node, sibling)
-        } else {
-            hash_node(kind, sibling, &node)
-        };
+        node = if index & 1 == 0 { hash_node(kind, &node, sibling) } else { hash_node(kind, sibling, &node) };
         index >>= 1;
     }
     node

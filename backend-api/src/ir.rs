@@ -19,9 +19,21 @@ use std::rc::Rc;
 pub enum Leaf {
     Const(F),
     /// Main (base-field) column `col` at row `row + offset`.
-    Main { col: u32, offset: u32 },
+    Main {
+        col: u32,
+        offset: u32,
+    },
     /// Auxiliary (extension-field) column `col` at row `row + offset`.
-    Aux { col: u32, offset: u32 },
+    Aux {
+        col: u32,
+        offset: u32,
+    },
+    /// Fixed (preprocessed) column `col` at row `row + offset`: known to
+    /// the verifier, which evaluates it itself, so it is never committed.
+    Fixed {
+        col: u32,
+        offset: u32,
+    },
     /// A verifier challenge (extension field), drawn after the main commit.
     Challenge(u32),
     /// A public input (base field).
@@ -64,6 +76,8 @@ pub struct Constraint {
 /// The shape of the values an AIR's constraints may refer to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Layout {
+    /// Fixed (preprocessed) base-field columns, known to the verifier.
+    pub fixed_width: usize,
     pub main_width: usize,
     /// Number of extension columns (each stored as three base columns).
     pub aux_width: usize,
@@ -106,6 +120,9 @@ impl Expr {
     }
     pub fn aux(col: usize, offset: usize) -> Expr {
         Expr::leaf(Leaf::Aux { col: col as u32, offset: offset as u32 })
+    }
+    pub fn fixed(col: usize, offset: usize) -> Expr {
+        Expr::leaf(Leaf::Fixed { col: col as u32, offset: offset as u32 })
     }
     pub fn challenge(i: usize) -> Expr {
         Expr::leaf(Leaf::Challenge(i as u32))
@@ -371,6 +388,7 @@ impl ConstraintSystem {
                 let (what, index, available) = match *leaf {
                     Leaf::Main { col, .. } => ("main column", col as usize, l.main_width),
                     Leaf::Aux { col, .. } => ("auxiliary column", col as usize, l.aux_width),
+                    Leaf::Fixed { col, .. } => ("fixed column", col as usize, l.fixed_width),
                     Leaf::Challenge(i) => ("challenge", i as usize, l.num_challenges),
                     Leaf::Public(i) => ("public input", i as usize, l.num_public),
                     Leaf::AuxValue(i) => ("auxiliary value", i as usize, l.num_aux_values),
@@ -389,7 +407,7 @@ impl ConstraintSystem {
         let mut deg: Vec<usize> = Vec::with_capacity(self.nodes.len());
         for n in &self.nodes {
             let d = match *n {
-                Node::Leaf(Leaf::Main { .. } | Leaf::Aux { .. }) => 1,
+                Node::Leaf(Leaf::Main { .. } | Leaf::Aux { .. } | Leaf::Fixed { .. }) => 1,
                 Node::Leaf(_) => 0,
                 Node::Add(a, b) | Node::Sub(a, b) => deg[a as usize].max(deg[b as usize]),
                 Node::Mul(a, b) => deg[a as usize] + deg[b as usize],
@@ -407,7 +425,7 @@ impl ConstraintSystem {
         let mut base: Vec<bool> = Vec::with_capacity(self.nodes.len());
         for n in &self.nodes {
             let b = match *n {
-                Node::Leaf(Leaf::Const(_) | Leaf::Main { .. } | Leaf::Public(_)) => true,
+                Node::Leaf(Leaf::Const(_) | Leaf::Main { .. } | Leaf::Fixed { .. } | Leaf::Public(_)) => true,
                 Node::Leaf(_) => false,
                 Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => base[a as usize] && base[b as usize],
                 Node::Neg(a) => base[a as usize],
@@ -447,7 +465,7 @@ impl ConstraintSystem {
     pub fn offsets(&self) -> Vec<usize> {
         let mut offs = vec![0usize];
         for n in &self.nodes {
-            if let Node::Leaf(Leaf::Main { offset, .. } | Leaf::Aux { offset, .. }) = n {
+            if let Node::Leaf(Leaf::Main { offset, .. } | Leaf::Aux { offset, .. } | Leaf::Fixed { offset, .. }) = n {
                 offs.push(*offset as usize);
             }
         }
@@ -483,7 +501,7 @@ mod tests {
     use super::*;
 
     fn layout() -> Layout {
-        Layout { main_width: 2, aux_width: 1, num_challenges: 1, num_public: 1, num_aux_values: 0 }
+        Layout { fixed_width: 0, main_width: 2, aux_width: 1, num_challenges: 1, num_public: 1, num_aux_values: 0 }
     }
 
     #[test]

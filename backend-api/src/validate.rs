@@ -79,10 +79,26 @@ pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
     let l = &i.constraints.layout;
     let n_lde = i.domain.size();
     if i.log_trace_height > i.domain.log_size || i.domain.log_size - i.log_trace_height > MAX_LOG_BLOWUP {
-        return Err(err(stage, format!("LDE of 2^{} rows does not extend a trace of 2^{}", i.domain.log_size, i.log_trace_height)));
+        return Err(err(
+            stage,
+            format!("LDE of 2^{} rows does not extend a trace of 2^{}", i.domain.log_size, i.log_trace_height),
+        ));
     }
     if i.main.height() != n_lde || i.main.width() != l.main_width {
-        return Err(err(stage, format!("main LDE is {}x{}, expected {n_lde}x{}", i.main.height(), i.main.width(), l.main_width)));
+        return Err(err(
+            stage,
+            format!("main LDE is {}x{}, expected {n_lde}x{}", i.main.height(), i.main.width(), l.main_width),
+        ));
+    }
+    match (i.fixed, l.fixed_width) {
+        (None, 0) => {}
+        (Some(f), w) if f.height() == n_lde && f.width() == w && w > 0 => {}
+        (f, w) => {
+            return Err(err(
+                stage,
+                format!("fixed LDE is {:?}, expected {n_lde}x{w}", f.map(|f| (f.height(), f.width()))),
+            ))
+        }
     }
     match (i.aux, l.aux_width) {
         (None, 0) => {}
@@ -113,7 +129,10 @@ pub fn split_quotient<M: DeviceMatrix>(q: &M, domain: Coset, log_trace_height: u
         return Err(err(stage, format!("quotient is {}x{}, expected {}x3", q.height(), q.width(), domain.size())));
     }
     if parts == 0 || (parts << log_trace_height) > domain.size() {
-        return Err(err(stage, format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size())));
+        return Err(err(
+            stage,
+            format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
+        ));
     }
     Ok(())
 }
@@ -138,7 +157,12 @@ pub fn deep<M: DeviceMatrix>(domain: Coset, points: &[DeepPoint<M>]) -> Result<(
             if c.coeffs.len() != c.matrix.width() || c.values.len() != c.matrix.width() {
                 return Err(err(
                     stage,
-                    format!("{} coefficients and {} values for {} columns", c.coeffs.len(), c.values.len(), c.matrix.width()),
+                    format!(
+                        "{} coefficients and {} values for {} columns",
+                        c.coeffs.len(),
+                        c.values.len(),
+                        c.matrix.width()
+                    ),
                 ));
             }
         }

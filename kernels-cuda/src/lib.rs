@@ -1,0 +1,1 @@
+//! CUDA kernel sources (in progress).

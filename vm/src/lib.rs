@@ -1,0 +1,1 @@
+//! The Kiln VM (in progress).
