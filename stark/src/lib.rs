@@ -2,8 +2,22 @@
 //!
 //! Owns the AIR and machine traits, the Fiat-Shamir transcript, proof
 //! options and their security level, the proof format, the prover (every
-//! heavy stage through the backend) and the verifier (host only).
+//! heavy stage through the backend) and the verifier (host only, no
+//! backend).
 
 pub mod air;
+pub mod debug;
+pub mod examples;
+pub mod options;
+pub mod poly;
+pub mod proof;
+pub mod protocol;
+pub mod prover;
+pub mod transcript;
+pub mod verifier;
 
 pub use air::{Air, AuxTrace, Machine, SingleTable};
+pub use options::{OptionsError, ProofOptions, Security};
+pub use proof::{DecodeError, Proof};
+pub use prover::{prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
+pub use verifier::{verify, Acceptance, VerifyError};

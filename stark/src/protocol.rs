@@ -1,0 +1,288 @@
+//! What prover and verifier derive identically: table shapes and coset
+//! shifts, the statement's transcript prefix, the out-of-domain point, the
+//! DEEP coefficients and the FRI folding schedule.
+
+use crate::air::Air;
+use crate::options::ProofOptions;
+use crate::transcript::Transcript;
+use backend_api::hash::hash_leaf;
+use backend_api::{ConstraintDomain, ConstraintSystem, Ext, Leaf, F, GENERATOR};
+
+pub const PROTOCOL: &[u8] = b"kiln-stark-v1";
+/// Tables taller than this are refused (the LDE must fit the field's
+/// 2^32 roots of unity with blowup 16).
+pub const MAX_LOG_HEIGHT: u32 = 28;
+
+/// The shape of one table as both sides see it.
+#[derive(Clone, Debug)]
+pub struct TableShape {
+    pub name: String,
+    pub log_n: u32,
+    pub log_lde: u32,
+    /// Coset shift of the table's LDE: GENERATOR^(N_max / N), so that FRI,
+    /// folding the largest codeword, reaches this table's domain exactly.
+    pub shift: F,
+    pub fixed_width: usize,
+    pub main_width: usize,
+    /// Extension columns (3 base columns each).
+    pub aux_width: usize,
+    pub parts: usize,
+    pub offsets: Vec<usize>,
+}
+
+impl TableShape {
+    pub fn n(&self) -> usize {
+        1 << self.log_n
+    }
+    pub fn trace_generator(&self) -> F {
+        F::two_adic_root(self.log_n)
+    }
+    /// The out-of-domain points z * w^offset.
+    pub fn ood_points(&self, z: Ext) -> Vec<Ext> {
+        let w = self.trace_generator();
+        self.offsets.iter().map(|&o| z * w.pow(o as u64)).collect()
+    }
+}
+
+/// Checks each table against the options and returns the shapes.
+pub fn table_shapes(
+    tables: &[&dyn Air],
+    log_heights: &[u32],
+    options: &ProofOptions,
+    num_publics: usize,
+    num_challenges: usize,
+) -> Result<Vec<TableShape>, String> {
+    if tables.is_empty() {
+        return Err("the machine has no tables".into());
+    }
+    if tables.len() != log_heights.len() {
+        return Err(format!("{} tables, {} heights", tables.len(), log_heights.len()));
+    }
+    let log_max = *log_heights.iter().max().expect("non-empty") + options.log_blowup;
+    let mut shapes = Vec::with_capacity(tables.len());
+    for (air, &log_n) in tables.iter().zip(log_heights) {
+        let cs = air.constraints();
+        let l = cs.layout;
+        let name = air.name().to_string();
+        if log_n > MAX_LOG_HEIGHT {
+            return Err(format!("table {name}: height 2^{log_n} exceeds 2^{MAX_LOG_HEIGHT}"));
+        }
+        if let Some(fixed) = air.fixed_trace() {
+            if fixed.width() != l.fixed_width || fixed.height() != 1 << log_n {
+                return Err(format!(
+                    "table {name}: fixed trace is {}x{}, expected {}x{}",
+                    fixed.height(),
+                    fixed.width(),
+                    1u64 << log_n,
+                    l.fixed_width
+                ));
+            }
+        } else if l.fixed_width != 0 {
+            return Err(format!("table {name}: layout declares fixed columns but the AIR has no fixed trace"));
+        }
+        if l.num_public != num_publics {
+            return Err(format!("table {name}: expects {} public inputs, {num_publics} given", l.num_public));
+        }
+        if l.num_challenges != num_challenges {
+            return Err(format!(
+                "table {name}: expects {} challenges, the machine draws {num_challenges}",
+                l.num_challenges
+            ));
+        }
+        let parts = cs.quotient_parts();
+        if parts > 1 << options.log_blowup {
+            return Err(format!("table {name}: constraints need blowup >= {parts}, options give {}", options.blowup()));
+        }
+        let log_lde = log_n + options.log_blowup;
+        shapes.push(TableShape {
+            name,
+            log_n,
+            log_lde,
+            shift: GENERATOR.pow(1u64 << (log_max - log_lde)),
+            fixed_width: l.fixed_width,
+            main_width: l.main_width,
+            aux_width: l.aux_width,
+            parts,
+            offsets: cs.offsets(),
+        });
+    }
+    Ok(shapes)
+}
+
+/// Absorbs everything the proof is about before any commitment.
+pub fn absorb_statement(
+    tr: &mut Transcript,
+    tables: &[&dyn Air],
+    options: &ProofOptions,
+    log_heights: &[u32],
+    publics: &[F],
+) {
+    tr.absorb(b"options", &postcard::to_allocvec(options).expect("options encode"));
+    tr.absorb_u64(b"tables", tables.len() as u64);
+    for (air, &log_n) in tables.iter().zip(log_heights) {
+        tr.absorb(b"table", air.name().as_bytes());
+        tr.absorb_u64(b"log-height", log_n as u64);
+        tr.absorb(b"constraints", &postcard::to_allocvec(air.constraints()).expect("constraints encode"));
+        if let Some(fixed) = air.fixed_trace() {
+            tr.absorb_digest(b"fixed", &hash_leaf(options.hash, fixed.data()));
+        }
+    }
+    tr.absorb_felts(b"publics", publics);
+}
+
+/// The out-of-domain point: redrawn until it lies outside the base field,
+/// so it avoids every trace domain and LDE coset.
+pub fn draw_ood_point(tr: &mut Transcript) -> Ext {
+    loop {
+        let z = tr.challenge_ext(b"ood-point");
+        if !(z.0[1].is_zero() && z.0[2].is_zero()) {
+            return z;
+        }
+    }
+}
+
+/// The DEEP coefficients of one table: powers of gamma in a fixed order
+/// (tables in order; per point, main then aux columns; then the quotient).
+pub struct DeepCoeffs {
+    pub main: Vec<Vec<Ext>>,
+    pub aux: Vec<Vec<Ext>>,
+    pub quotient: Vec<Ext>,
+}
+
+pub fn deep_coeffs(shapes: &[TableShape], gamma: Ext) -> Vec<DeepCoeffs> {
+    let mut acc = Ext::ONE;
+    let mut next = || {
+        let v = acc;
+        acc *= gamma;
+        v
+    };
+    shapes
+        .iter()
+        .map(|s| {
+            let mut main = vec![];
+            let mut aux = vec![];
+            for _ in &s.offsets {
+                main.push((0..s.main_width).map(|_| next()).collect());
+                aux.push((0..3 * s.aux_width).map(|_| next()).collect());
+            }
+            let quotient = (0..3 * s.parts).map(|_| next()).collect();
+            DeepCoeffs { main, aux, quotient }
+        })
+        .collect()
+}
+
+/// One FRI fold: the layer of 2^log_size rows folds by 2^log_arity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FriStep {
+    pub log_size: u32,
+    pub log_arity: u32,
+}
+
+/// The FRI schedule: fold from the largest LDE down to the final layer,
+/// landing exactly on every table's LDE size so its DEEP quotient can be
+/// rolled in. Returns the steps and log2 of the final layer's size.
+pub fn fri_schedule(shapes: &[TableShape], options: &ProofOptions) -> (Vec<FriStep>, u32) {
+    let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
+    let log_min = shapes.iter().map(|s| s.log_lde).min().expect("non-empty");
+    let log_final = (options.log_final_poly_len + options.log_blowup).min(log_min);
+    let mut steps = vec![];
+    let mut s = log_max;
+    while s > log_final {
+        let target = shapes.iter().map(|t| t.log_lde).filter(|&l| l < s).max().unwrap_or(log_final).max(log_final);
+        let log_arity = options.log_fri_arity.min(s - target);
+        steps.push(FriStep { log_size: s, log_arity });
+        s -= log_arity;
+    }
+    (steps, log_final)
+}
+
+/// The coset shift of the FRI layer with 2^log_size rows.
+pub fn layer_shift(log_max: u32, log_size: u32) -> F {
+    GENERATOR.pow(1u64 << (log_max - log_size))
+}
+
+/// X, the extension's generator: recombines base-coordinate polynomials'
+/// values into an extension column's value.
+pub fn recombine(v: &[Ext]) -> Ext {
+    let x = Ext::new(F::ZERO, F::ONE, F::ZERO);
+    v[0] + v[1] * x + v[2] * x * x
+}
+
+/// The vanishing polynomial of a constraint domain at z, for a trace of
+/// 2^log_n rows.
+pub fn vanishing_at(domain: ConstraintDomain, z: Ext, log_n: u32) -> Ext {
+    let n = 1u64 << log_n;
+    let last = F::two_adic_root(log_n).pow(n - 1);
+    let zn_minus_1 = z.pow(n) - F::ONE;
+    match domain {
+        ConstraintDomain::Transition => zn_minus_1 * (z - last).inverse().expect("z avoids the trace domain"),
+        ConstraintDomain::FirstRow => z - F::ONE,
+        ConstraintDomain::LastRow => z - last,
+        ConstraintDomain::AllRows => zn_minus_1,
+    }
+}
+
+/// sum_k alpha^k C_k(z) / Z_k(z), given every leaf's value at z.
+pub fn composition_at(
+    cs: &ConstraintSystem,
+    z: Ext,
+    log_n: u32,
+    alpha: Ext,
+    leaf: impl FnMut(&Leaf) -> Ext,
+) -> Option<Ext> {
+    let values = cs.eval(leaf);
+    let mut acc = Ext::ZERO;
+    let mut a = Ext::ONE;
+    for (c, v) in cs.constraints.iter().zip(values) {
+        acc += a * v * vanishing_at(c.domain, z, log_n).inverse()?;
+        a *= alpha;
+    }
+    Some(acc)
+}
+
+/// Evaluates the columns given on the subgroup of 2^log_n points at z
+/// (barycentric): f(z) = (z^n - 1)/n * sum_i f_i w^i / (z - w^i).
+pub fn eval_on_subgroup(columns: &backend_api::ColMatrix, z: Ext) -> Vec<Ext> {
+    let n = columns.height();
+    let log_n = n.trailing_zeros();
+    let w = F::two_adic_root(log_n);
+    let mut points = Vec::with_capacity(n);
+    let mut x = F::ONE;
+    for _ in 0..n {
+        points.push(x);
+        x *= w;
+    }
+    let inv = backend_api::batch_inverse(&points.iter().map(|&p| z - p).collect::<Vec<_>>());
+    let scale = (z.pow(n as u64) - F::ONE) * F::new(n as u64).inverse().expect("n is non-zero");
+    columns
+        .columns()
+        .map(|col| {
+            let mut acc = Ext::ZERO;
+            for i in 0..n {
+                acc += inv[i] * (points[i] * col[i]);
+            }
+            acc * scale
+        })
+        .collect()
+}
+
+/// One FRI fold at one point: the a = values.len() siblings
+/// f(x * omega^j) fold to (1/a) sum_j f(x omega^j) sum_r (beta / (x omega^j))^r.
+pub fn fold_point(values: &[Ext], x: F, beta: Ext) -> Ext {
+    let a = values.len();
+    let omega = F::two_adic_root(a.trailing_zeros());
+    let mut acc = Ext::ZERO;
+    let mut xj = x;
+    for &v in values {
+        let t = beta * xj.inverse().expect("domain points are non-zero");
+        let mut sum = Ext::ZERO;
+        let mut p = Ext::ONE;
+        for _ in 0..a {
+            sum += p;
+            p *= t;
+        }
+        acc += v * sum;
+        xj *= omega;
+    }
+    acc.mul_base(F::new(a as u64).inverse().expect("a is non-zero"))
+}
