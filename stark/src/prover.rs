@@ -95,6 +95,10 @@ pub fn prove<B: Backend, M: Machine + ?Sized>(
 
 struct TableState<B: Backend> {
     main_host: ColMatrix,
+    /// The traces on the trace domain, kept for out-of-domain evaluation,
+    /// which is n/N of the work on the LDE.
+    main_trace: B::Matrix,
+    aux_trace: Option<B::Matrix>,
     fixed_lde: Option<B::Matrix>,
     main_lde: B::Matrix,
     main_tree: B::Tree,
@@ -151,13 +155,13 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
     let mut states: Vec<TableState<B>> = Vec::with_capacity(tables.len());
     for ((air, shape), trace) in tables.iter().zip(&shapes).zip(traces) {
         let ctx = Ctx::table(&shape.name);
-        let (main_lde, main_tree) = clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
-            let dev = backend.upload(&ctx, &trace)?;
-            let lde = backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)?;
-            drop(dev);
-            let tree = backend.commit(&ctx, &lde, options.hash)?;
-            Ok((lde, tree))
-        })?;
+        let (main_trace, main_lde, main_tree) =
+            clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
+                let dev = backend.upload(&ctx, &trace)?;
+                let lde = backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)?;
+                let tree = backend.commit(&ctx, &lde, options.hash)?;
+                Ok((dev, lde, tree))
+            })?;
         let fixed_lde = match air.fixed_trace() {
             Some(f) => Some(clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
                 let dev = backend.upload(&ctx, f)?;
@@ -168,6 +172,8 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         tr.absorb_digest(b"main-root", &main_tree.root());
         states.push(TableState {
             main_host: trace,
+            main_trace,
+            aux_trace: None,
             fixed_lde,
             main_lde,
             main_tree,
@@ -201,12 +207,13 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         }
         if layout.aux_width > 0 {
             let host = ColMatrix::from_ext_columns(&aux.columns);
-            let (lde, tree) = clock.time("aux commit", &shape.name, || -> Result<_, BackendError> {
+            let (dev, lde, tree) = clock.time("aux commit", &shape.name, || -> Result<_, BackendError> {
                 let dev = backend.upload(&ctx, &host)?;
                 let lde = backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)?;
                 let tree = backend.commit(&ctx, &lde, options.hash)?;
-                Ok((lde, tree))
+                Ok((dev, lde, tree))
             })?;
+            st.aux_trace = Some(dev);
             tr.absorb_digest(b"aux-root", &tree.root());
             aux_roots.push(Some(tree.root()));
             st.aux_lde = Some(lde);
@@ -260,11 +267,12 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
     for (shape, st) in shapes.iter().zip(&states) {
         let ctx = Ctx::table(&shape.name);
         let domain = Coset::new(shape.log_lde, shape.shift);
+        let trace_domain = Coset::subgroup(shape.log_n);
         let points = shape.ood_points(z);
         let table_ood = clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
-            let main = backend.evaluate_at(&ctx, &st.main_lde, domain, &points)?;
-            let aux = match &st.aux_lde {
-                Some(a) => backend.evaluate_at(&ctx, a, domain, &points)?,
+            let main = backend.evaluate_at(&ctx, &st.main_trace, trace_domain, &points)?;
+            let aux = match &st.aux_trace {
+                Some(a) => backend.evaluate_at(&ctx, a, trace_domain, &points)?,
                 None => vec![vec![]; points.len()],
             };
             let parts = st.parts.as_ref().expect("quotient committed");
