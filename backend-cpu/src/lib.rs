@@ -1,1 +1,302 @@
-//! The reference backend (in progress).
+//! The reference Kiln backend: plain Rust and rayon on the host.
+//!
+//! It owns the definition of correct bytes for every stage of the
+//! `backend_api::Backend` contract (NTTs, coset LDE, Merkle commitments and
+//! openings, constraint composition, quotient splitting, out-of-domain
+//! evaluation, DEEP quotients, FRI folding and grinding): other backends are
+//! tested against it byte for byte. It is also the production fallback, so
+//! every stage is parallel and works in cache-sized chunks.
+//!
+//! Matrices are column-major host buffers shared through an `Arc`, so
+//! `reshape` is a free reinterpretation. Every operation validates its
+//! inputs through `backend_api::validate` (plus domain checks the shared
+//! validators cannot make without panicking) and never panics on bad input.
+
+mod compose;
+mod deep;
+mod fri;
+mod merkle;
+mod ntt;
+
+use backend_api::field::TWO_ADICITY;
+use backend_api::{
+    validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
+    DeviceMatrix, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+pub use merkle::CpuTree;
+
+/// A column-major matrix in host memory: column j is
+/// `data[j * height..(j + 1) * height]`. Clones share the buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuMatrix {
+    width: usize,
+    height: usize,
+    data: Arc<Vec<F>>,
+}
+
+impl CpuMatrix {
+    /// `data` holds `width` columns of `height` elements each.
+    pub fn new(width: usize, height: usize, data: Vec<F>) -> Result<CpuMatrix> {
+        if width.checked_mul(height) != Some(data.len()) {
+            return Err(BackendError::invalid(
+                Stage::Upload,
+                format!("{} elements do not form a {height}x{width} matrix", data.len()),
+            ));
+        }
+        Ok(CpuMatrix { width, height, data: Arc::new(data) })
+    }
+
+    pub fn from_host(m: &ColMatrix) -> CpuMatrix {
+        CpuMatrix { width: m.width(), height: m.height(), data: Arc::new(m.data().to_vec()) }
+    }
+
+    pub fn to_host(&self) -> ColMatrix {
+        ColMatrix::new(self.width, self.height, self.data.to_vec())
+    }
+
+    pub fn data(&self) -> &[F] {
+        &self.data
+    }
+
+    pub fn column(&self, j: usize) -> &[F] {
+        &self.data[j * self.height..(j + 1) * self.height]
+    }
+
+    pub fn get(&self, row: usize, col: usize) -> F {
+        self.data[col * self.height + row]
+    }
+
+    pub fn row(&self, row: usize) -> Vec<F> {
+        (0..self.width).map(|c| self.get(row, c)).collect()
+    }
+
+    /// The extension element of flattened columns 3k..3k+3 at `row`.
+    pub fn get_ext(&self, row: usize, k: usize) -> Ext {
+        Ext([self.get(row, 3 * k), self.get(row, 3 * k + 1), self.get(row, 3 * k + 2)])
+    }
+
+    fn from_data(width: usize, height: usize, data: Vec<F>) -> CpuMatrix {
+        debug_assert_eq!(data.len(), width * height);
+        CpuMatrix { width, height, data: Arc::new(data) }
+    }
+}
+
+impl DeviceMatrix for CpuMatrix {
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn width(&self) -> usize {
+        self.width
+    }
+}
+
+/// The reference backend. Holds only caches (twiddle tables), so one
+/// instance may be shared by every thread and every proof.
+#[derive(Default)]
+pub struct CpuBackend {
+    twiddles: ntt::Twiddles,
+}
+
+impl CpuBackend {
+    pub fn new() -> CpuBackend {
+        CpuBackend::default()
+    }
+}
+
+/// Domains are plain data with public fields: reject ones whose size or
+/// shift would make the shared validators or the arithmetic misbehave.
+fn check_domain(stage: Stage, d: &Coset) -> Result<()> {
+    if d.log_size > TWO_ADICITY {
+        return Err(BackendError::invalid(stage, format!("domain of 2^{} points exceeds 2^{TWO_ADICITY}", d.log_size)));
+    }
+    if d.shift.is_zero() {
+        return Err(BackendError::invalid(stage, "domain shift is zero"));
+    }
+    Ok(())
+}
+
+/// Whether the extension element `z` is a point of `domain`, and which.
+fn domain_index(domain: &Coset, z: Ext) -> Option<usize> {
+    let [z0, z1, z2] = z.0;
+    if !z1.is_zero() || !z2.is_zero() {
+        return None;
+    }
+    let s_inv = domain.shift.inverse()?;
+    let y = z0 * s_inv;
+    if y.pow(domain.size() as u64) != F::ONE {
+        return None;
+    }
+    let w = domain.generator();
+    let mut acc = F::ONE;
+    for i in 0..domain.size() {
+        if acc == y {
+            return Some(i);
+        }
+        acc *= w;
+    }
+    None
+}
+
+impl BackendBase for CpuBackend {
+    type Matrix = CpuMatrix;
+    type Tree = CpuTree;
+
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn upload(&self, _ctx: &Ctx, m: &ColMatrix) -> Result<CpuMatrix> {
+        Ok(CpuMatrix::from_host(m))
+    }
+
+    fn download(&self, _ctx: &Ctx, m: &CpuMatrix) -> Result<ColMatrix> {
+        Ok(m.to_host())
+    }
+
+    fn reshape(&self, _ctx: &Ctx, m: &CpuMatrix, height: usize) -> Result<CpuMatrix> {
+        validate::reshape(m, height)?;
+        Ok(CpuMatrix { width: m.width * (m.height / height), height, data: m.data.clone() })
+    }
+}
+
+impl NttOps for CpuBackend {
+    fn ntt(&self, _ctx: &Ctx, coeffs: &CpuMatrix) -> Result<CpuMatrix> {
+        let log_n = validate::ntt(Stage::Ntt, coeffs)?;
+        let tw = self.twiddles.get(log_n, false);
+        let mut data = coeffs.data.to_vec();
+        data.par_chunks_mut(coeffs.height).for_each(|col| ntt::ntt_column(col, &tw));
+        Ok(CpuMatrix::from_data(coeffs.width, coeffs.height, data))
+    }
+
+    fn intt(&self, _ctx: &Ctx, evals: &CpuMatrix) -> Result<CpuMatrix> {
+        let log_n = validate::ntt(Stage::InverseNtt, evals)?;
+        let tw = self.twiddles.get(log_n, true);
+        let mut data = evals.data.to_vec();
+        data.par_chunks_mut(evals.height).for_each(|col| ntt::intt_column(col, &tw));
+        Ok(CpuMatrix::from_data(evals.width, evals.height, data))
+    }
+
+    fn coset_lde(&self, _ctx: &Ctx, evals: &CpuMatrix, log_blowup: u32, shift: F) -> Result<CpuMatrix> {
+        let log_n = validate::coset_lde(evals, log_blowup, shift)?;
+        let n = evals.height;
+        let big = n << log_blowup;
+        let tw_inv = self.twiddles.get(log_n, true);
+        let tw_fwd = self.twiddles.get(log_n + log_blowup, false);
+        let scale = ntt::bitrev_powers(shift, ntt::inv_pow2(log_n), n);
+        let mut out = vec![F::ZERO; big * evals.width];
+        out.par_chunks_mut(big.max(1)).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| {
+            dst[..n].copy_from_slice(src);
+            ntt::lde_column(dst, n, &scale, &tw_inv, &tw_fwd);
+        });
+        Ok(CpuMatrix::from_data(evals.width, big, out))
+    }
+}
+
+impl MerkleOps for CpuBackend {
+    fn commit(&self, _ctx: &Ctx, m: &CpuMatrix, hash: HashKind) -> Result<CpuTree> {
+        validate::commit(m)?;
+        Ok(merkle::commit(m, hash))
+    }
+
+    fn open(&self, _ctx: &Ctx, m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
+        validate::open(m, tree, rows)?;
+        Ok(merkle::open(m, tree, rows))
+    }
+}
+
+impl ComposeOps for CpuBackend {
+    fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
+        check_domain(Stage::Compose, &inputs.domain)?;
+        validate::compose(inputs)?;
+        let _ = ctx;
+        compose::compose(inputs)
+    }
+
+    fn split_quotient(
+        &self,
+        ctx: &Ctx,
+        quotient: &CpuMatrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<CpuMatrix> {
+        check_domain(Stage::QuotientSplit, &domain)?;
+        if log_trace_height > domain.log_size || parts > domain.size() >> log_trace_height {
+            return Err(BackendError::invalid(
+                Stage::QuotientSplit,
+                format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
+            ));
+        }
+        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
+        let big = domain.size();
+        let n = 1usize << log_trace_height;
+        let log_big = domain.log_size;
+        let tw_inv = self.twiddles.get(log_big, true);
+        let tw_fwd = self.twiddles.get(log_big, false);
+        let s_inv = domain.shift.inverse().unwrap_or(F::ONE);
+        let unscale = ntt::bitrev_powers(s_inv, ntt::inv_pow2(log_big), big);
+        let bound = parts * n;
+        // Coefficients of the three coordinate polynomials, natural order.
+        let mut coeffs = quotient.data.to_vec();
+        coeffs.par_chunks_mut(big).for_each(|c| {
+            ntt::dif(c, &tw_inv, big >= ntt::PAR_MIN);
+            c.iter_mut().zip(&unscale).for_each(|(v, s)| *v *= *s);
+            ntt::bit_reverse(c);
+        });
+        let too_high = coeffs.par_chunks(big).any(|c| c[bound..].iter().any(|v| !v.is_zero()));
+        if too_high {
+            return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.into(), bound });
+        }
+        let scale = ntt::bitrev_powers(domain.shift, F::ONE, n);
+        let mut out = vec![F::ZERO; big * 3 * parts];
+        out.par_chunks_mut(big).enumerate().for_each(|(col, dst)| {
+            let (part, coord) = (col / 3, col % 3);
+            let src = &coeffs[coord * big + part * n..coord * big + (part + 1) * n];
+            dst[..n].copy_from_slice(src);
+            ntt::bit_reverse(&mut dst[..n]);
+            ntt::bitrev_coeffs_to_evals(dst, n, &scale, &tw_fwd);
+        });
+        Ok(CpuMatrix::from_data(3 * parts, big, out))
+    }
+}
+
+impl DeepOps for CpuBackend {
+    fn evaluate_at(&self, _ctx: &Ctx, m: &CpuMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        check_domain(Stage::OutOfDomain, &domain)?;
+        validate::evaluate_at(m, domain)?;
+        Ok(deep::evaluate_at(m, &domain, points))
+    }
+
+    fn deep_quotient(&self, _ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {
+        check_domain(Stage::Deep, &domain)?;
+        validate::deep(domain, points)?;
+        if points.iter().any(|p| domain_index(&domain, p.point).is_some()) {
+            return Err(BackendError::invalid(Stage::Deep, "an opening point lies on the evaluation domain"));
+        }
+        Ok(deep::deep_quotient(&domain, points))
+    }
+}
+
+impl FriOps for CpuBackend {
+    fn fri_fold(
+        &self,
+        _ctx: &Ctx,
+        layer: &CpuMatrix,
+        domain: Coset,
+        log_arity: u32,
+        beta: Ext,
+        roll_in: Option<(&CpuMatrix, Ext)>,
+    ) -> Result<CpuMatrix> {
+        check_domain(Stage::FriFold, &domain)?;
+        validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
+        Ok(fri::fold(layer, &domain, log_arity, beta, roll_in))
+    }
+
+    fn grind(&self, _ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
+        validate::grind(bits)?;
+        fri::grind(hash, seed, bits)
+    }
+}

@@ -1,0 +1,152 @@
+//! Out-of-domain evaluation (barycentric) and DEEP quotients.
+
+use crate::{domain_index, CpuMatrix};
+use backend_api::{Coset, DeepPoint, Ext, Field, F};
+use rayon::prelude::*;
+
+const ROWS: usize = 1024;
+
+/// In-place Montgomery batch inversion without allocation; every value
+/// must be non-zero (callers exclude domain points first).
+pub(crate) fn batch_invert<T: Field>(vals: &mut [T], scratch: &mut Vec<T>) {
+    scratch.clear();
+    let mut acc = T::ONE;
+    for &v in vals.iter() {
+        scratch.push(acc);
+        acc *= v;
+    }
+    let mut inv = acc.inverse().unwrap_or(T::ZERO);
+    for (v, &prefix) in vals.iter_mut().zip(scratch.iter()).rev() {
+        let orig = *v;
+        *v = prefix * inv;
+        inv *= orig;
+    }
+}
+
+/// The domain point x_i = shift * g^i for i = start.., as a running product.
+fn fill_points(xs: &mut [F], domain: &Coset, start: usize) {
+    let g = domain.generator();
+    let mut x = domain.shift * g.pow(start as u64);
+    for v in xs {
+        *v = x;
+        x *= g;
+    }
+}
+
+/// result[p][c]: column c's polynomial at points[p] (inputs validated).
+pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<Vec<Ext>> {
+    let big = domain.size();
+    let w = m.width;
+    let s_n = domain.shift.pow(big as u64);
+    // (N s^N)^-1; N and s are non-zero.
+    let denom_inv = (F::new(big as u64) * s_n).inverse().unwrap_or(F::ZERO);
+    let mut result: Vec<Option<Vec<Ext>>> = vec![None; points.len()];
+    let mut off: Vec<(usize, Ext)> = Vec::new();
+    for (p, &z) in points.iter().enumerate() {
+        match domain_index(domain, z) {
+            Some(i) => result[p] = Some((0..w).map(|c| Ext::from_base(m.get(i, c))).collect()),
+            None => off.push((p, z)),
+        }
+    }
+    if !off.is_empty() {
+        let np = off.len();
+        let chunk = ROWS.min(big);
+        // Partial sums sum_i f_c(x_i) x_i / (z - x_i), point-major.
+        let sums = (0..big / chunk)
+            .into_par_iter()
+            .map(|ci| {
+                let r0 = ci * chunk;
+                let mut xs = vec![F::ZERO; chunk];
+                fill_points(&mut xs, domain, r0);
+                let mut weights = vec![Ext::ZERO; np * chunk];
+                let mut scratch = Vec::with_capacity(np * chunk);
+                for (k, &(_, z)) in off.iter().enumerate() {
+                    for (wt, &x) in weights[k * chunk..(k + 1) * chunk].iter_mut().zip(&xs) {
+                        *wt = z - x;
+                    }
+                }
+                batch_invert(&mut weights, &mut scratch);
+                for k in 0..np {
+                    for (wt, &x) in weights[k * chunk..(k + 1) * chunk].iter_mut().zip(&xs) {
+                        *wt = wt.mul_base(x);
+                    }
+                }
+                let mut partial = vec![Ext::ZERO; np * w];
+                for c in 0..w {
+                    let col = &m.column(c)[r0..r0 + chunk];
+                    for k in 0..np {
+                        let wk = &weights[k * chunk..(k + 1) * chunk];
+                        let mut acc = Ext::ZERO;
+                        for (wt, &f) in wk.iter().zip(col) {
+                            acc += wt.mul_base(f);
+                        }
+                        partial[k * w + c] = acc;
+                    }
+                }
+                partial
+            })
+            .reduce(
+                || vec![Ext::ZERO; np * w],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += *y);
+                    a
+                },
+            );
+        for (k, &(p, z)) in off.iter().enumerate() {
+            let factor = (z.pow(big as u64) - s_n).mul_base(denom_inv);
+            result[p] = Some(sums[k * w..(k + 1) * w].iter().map(|&s| s * factor).collect());
+        }
+    }
+    result.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// The DEEP quotient on `domain` as an N x 3 matrix (inputs validated, no
+/// point on the domain).
+pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> CpuMatrix {
+    let big = domain.size();
+    // sum_c coeff_c * value_c per point, subtracted once per row.
+    let consts: Vec<Ext> = points
+        .iter()
+        .map(|p| p.columns.iter().flat_map(|dc| dc.coeffs.iter().zip(&dc.values).map(|(&a, &v)| a * v)).sum())
+        .collect();
+    let mut out = vec![F::ZERO; 3 * big];
+    let (o0, rest) = out.split_at_mut(big);
+    let (o1, o2) = rest.split_at_mut(big);
+    let chunk = ROWS.min(big);
+    o0.par_chunks_mut(chunk).zip(o1.par_chunks_mut(chunk)).zip(o2.par_chunks_mut(chunk)).enumerate().for_each(
+        |(ci, ((c0, c1), c2))| {
+            let r0 = ci * chunk;
+            let len = c0.len();
+            let mut xs = vec![F::ZERO; len];
+            fill_points(&mut xs, domain, r0);
+            let mut total = vec![Ext::ZERO; len];
+            let mut acc = vec![Ext::ZERO; len];
+            let mut inv = vec![Ext::ZERO; len];
+            let mut scratch = Vec::with_capacity(len);
+            for (p, &v) in points.iter().zip(&consts) {
+                acc.fill(Ext::ZERO);
+                for dc in &p.columns {
+                    for (c, &coef) in dc.coeffs.iter().enumerate() {
+                        let col = &dc.matrix.column(c)[r0..r0 + len];
+                        for (a, &f) in acc.iter_mut().zip(col) {
+                            *a += coef.mul_base(f);
+                        }
+                    }
+                }
+                for (d, &x) in inv.iter_mut().zip(&xs) {
+                    *d = Ext::from_base(x) - p.point;
+                }
+                batch_invert(&mut inv, &mut scratch);
+                for ((t, &a), &d) in total.iter_mut().zip(&acc).zip(&inv) {
+                    *t += (a - v) * d;
+                }
+            }
+            for (t, e) in total.iter().enumerate() {
+                c0[t] = e.0[0];
+                c1[t] = e.0[1];
+                c2[t] = e.0[2];
+            }
+        },
+    );
+    CpuMatrix::from_data(3, big, out)
+}

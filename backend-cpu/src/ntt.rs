@@ -1,0 +1,247 @@
+//! Radix-2 NTTs over one column, in place, with no bit-reversal pass where
+//! the caller can avoid it.
+//!
+//! Forward and inverse transforms share two kernels: decimation in
+//! frequency (natural input, bit-reversed output) and decimation in time
+//! (bit-reversed input, natural output). Layers whose butterfly blocks fit
+//! in `CHUNK` elements run chunk by chunk, so the small-stride layers of a
+//! large column stay in cache; the few large-stride layers split their
+//! butterflies across threads.
+
+use backend_api::field::{F, P};
+use rayon::prelude::*;
+use std::sync::{Arc, RwLock};
+
+/// Elements per cache-resident chunk (32 KiB).
+const CHUNK: usize = 1 << 12;
+/// Butterflies per parallel task in a large-stride layer.
+const PAR_SPLIT: usize = 1 << 11;
+/// Columns at least this long use threads inside the transform.
+pub(crate) const PAR_MIN: usize = 1 << 14;
+
+/// Twiddles of every layer: entry `h + k` is w_(2h)^k for k < h, so the
+/// table for 2^L serves every smaller size too (its prefix).
+pub(crate) struct Twiddles {
+    fwd: RwLock<Arc<Vec<F>>>,
+    inv: RwLock<Arc<Vec<F>>>,
+}
+
+impl Default for Twiddles {
+    fn default() -> Self {
+        Twiddles { fwd: RwLock::new(Arc::new(Vec::new())), inv: RwLock::new(Arc::new(Vec::new())) }
+    }
+}
+
+impl Twiddles {
+    /// A table covering transforms of size up to 2^log_n.
+    pub(crate) fn get(&self, log_n: u32, inverse: bool) -> Arc<Vec<F>> {
+        let n = 1usize << log_n;
+        let lock = if inverse { &self.inv } else { &self.fwd };
+        {
+            let t = lock.read().unwrap_or_else(|e| e.into_inner());
+            if t.len() >= n {
+                return t.clone();
+            }
+        }
+        let table = Arc::new(build_twiddles(log_n, inverse));
+        let mut t = lock.write().unwrap_or_else(|e| e.into_inner());
+        if t.len() < table.len() {
+            *t = table.clone();
+        }
+        t.clone()
+    }
+}
+
+fn build_twiddles(log_n: u32, inverse: bool) -> Vec<F> {
+    let n = 1usize << log_n;
+    let mut t = vec![F::ZERO; n.max(2)];
+    for log_h in 0..log_n {
+        let h = 1usize << log_h;
+        let mut w = F::two_adic_root(log_h + 1);
+        if inverse {
+            w = w.pow(2 * h as u64 - 1);
+        }
+        let layer = &mut t[h..2 * h];
+        // Long layers are filled in parallel from per-segment seeds.
+        layer.par_chunks_mut(PAR_SPLIT).enumerate().for_each(|(ci, seg)| {
+            let mut acc = w.pow((ci * PAR_SPLIT) as u64);
+            for v in seg {
+                *v = acc;
+                acc *= w;
+            }
+        });
+    }
+    t
+}
+
+/// 2^-log as a field element.
+pub(crate) fn inv_pow2(log: u32) -> F {
+    F::new(P.div_ceil(2)).pow(log as u64)
+}
+
+#[inline]
+pub(crate) fn bitrev(i: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        i.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+pub(crate) fn bit_reverse(a: &mut [F]) {
+    let n = a.len();
+    if n <= 2 {
+        return;
+    }
+    let bits = n.trailing_zeros();
+    for i in 0..n {
+        let j = bitrev(i, bits);
+        if i < j {
+            a.swap(i, j);
+        }
+    }
+}
+
+#[inline(always)]
+fn butterflies_dif(lo: &mut [F], hi: &mut [F], tw: &[F]) {
+    for ((a, b), &w) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
+        let (x, y) = (*a, *b);
+        *a = x + y;
+        *b = (x - y) * w;
+    }
+}
+
+#[inline(always)]
+fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F]) {
+    for ((a, b), &w) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
+        let (x, y) = (*a, *b * w);
+        *a = x + y;
+        *b = x - y;
+    }
+}
+
+/// One layer of butterflies with half-block `h` over all of `a`.
+fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool, par: bool) {
+    let t = &tw[h..2 * h];
+    let f = if dif { butterflies_dif } else { butterflies_dit };
+    for block in a.chunks_mut(2 * h) {
+        let (lo, hi) = block.split_at_mut(h);
+        if par && h >= 2 * PAR_SPLIT {
+            lo.par_chunks_mut(PAR_SPLIT)
+                .zip(hi.par_chunks_mut(PAR_SPLIT))
+                .zip(t.par_chunks(PAR_SPLIT))
+                .for_each(|((l, r), w)| f(l, r, w));
+        } else {
+            f(lo, hi, t);
+        }
+    }
+}
+
+/// Decimation in frequency: natural order in, bit-reversed order out.
+/// With the forward table this is the NTT, with the inverse table n times
+/// the inverse NTT.
+pub(crate) fn dif(a: &mut [F], tw: &[F], par: bool) {
+    let n = a.len();
+    if n <= 1 {
+        return;
+    }
+    let mut h = n / 2;
+    while 2 * h > CHUNK {
+        layer(a, h, tw, true, par);
+        h /= 2;
+    }
+    let run = |c: &mut [F]| {
+        let mut hh = h;
+        while hh >= 1 {
+            layer(c, hh, tw, true, false);
+            hh /= 2;
+        }
+    };
+    let size = 2 * h;
+    if par && n > size {
+        a.par_chunks_mut(size).for_each(run);
+    } else {
+        a.chunks_mut(size).for_each(run);
+    }
+}
+
+/// Decimation in time: bit-reversed order in, natural order out, starting
+/// at half-block `h0`. On a zero-padded input (bit-reversed, so each value
+/// is followed by h0 - 1 zeros) the skipped layers only repeat each value
+/// h0 times, which the caller does directly.
+pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
+    let n = a.len();
+    if h0 >= n {
+        return;
+    }
+    let size = CHUNK.min(n);
+    if 2 * h0 <= size {
+        let run = |c: &mut [F]| {
+            let mut hh = h0;
+            while 2 * hh <= size {
+                layer(c, hh, tw, false, false);
+                hh *= 2;
+            }
+        };
+        if par && n > size {
+            a.par_chunks_mut(size).for_each(run);
+        } else {
+            a.chunks_mut(size).for_each(run);
+        }
+    }
+    let mut h = h0.max(size);
+    while h < n {
+        layer(a, h, tw, false, par);
+        h *= 2;
+    }
+}
+
+/// Coefficients (natural) to evaluations on the subgroup (natural).
+pub(crate) fn ntt_column(a: &mut [F], tw_fwd: &[F]) {
+    bit_reverse(a);
+    dit_from(a, 1, tw_fwd, a.len() >= PAR_MIN);
+}
+
+/// Evaluations on the subgroup (natural) to coefficients (natural).
+pub(crate) fn intt_column(a: &mut [F], tw_inv: &[F]) {
+    let n = a.len();
+    dif(a, tw_inv, n >= PAR_MIN);
+    bit_reverse(a);
+    let s = inv_pow2(n.trailing_zeros());
+    a.iter_mut().for_each(|v| *v *= s);
+}
+
+/// `scale[p]` for the coefficient at bit-reversed position p: the table
+/// `factor * shift^bitrev(p)` over n positions.
+pub(crate) fn bitrev_powers(shift: F, factor: F, n: usize) -> Vec<F> {
+    let mut pows = vec![F::ZERO; n];
+    let mut acc = factor;
+    for v in pows.iter_mut() {
+        *v = acc;
+        acc *= shift;
+    }
+    bit_reverse(&mut pows);
+    pows
+}
+
+/// Finishes a coset evaluation: `dst[..n]` holds n coefficients in
+/// bit-reversed order; they are scaled by `scale` (see `bitrev_powers`),
+/// spread over `dst` (zero padding to dst.len() in bit-reversed order is
+/// each value repeated blowup times after the trivial layers), and
+/// transformed to natural-order evaluations.
+pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: &[F], tw_fwd: &[F]) {
+    let big = dst.len();
+    let b = big / n;
+    for p in (0..n).rev() {
+        let v = dst[p] * scale[p];
+        dst[p * b..(p + 1) * b].fill(v);
+    }
+    dit_from(dst, b, tw_fwd, big >= PAR_MIN);
+}
+
+/// Evaluations on H_n (natural) in `dst[..n]` to evaluations on the coset
+/// of size dst.len() whose table `scale` is `bitrev_powers(shift, 1/n, n)`.
+pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &[F], tw_fwd: &[F]) {
+    dif(&mut dst[..n], tw_inv, n >= PAR_MIN);
+    bitrev_coeffs_to_evals(dst, n, scale, tw_fwd);
+}

@@ -1,0 +1,161 @@
+//! NTT, LDE, quotient splitting and out-of-domain evaluation against naive
+//! polynomial arithmetic.
+
+mod common;
+
+use backend_api::{BackendError, ComposeOps, Coset, DeepOps, DeviceMatrix, Ext, NttOps, F, GENERATOR};
+use backend_cpu::{CpuBackend, CpuMatrix};
+use common::*;
+use proptest::prelude::*;
+
+fn width() -> impl Strategy<Value = usize> {
+    prop::sample::select(vec![1usize, 3, 7])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn ntt_is_the_dft(seed: u64, log_n in 0u32..=7, w in width()) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1 << log_n;
+        let m = rand_matrix(&mut r, w, n);
+        let e = b.ntt(&CTX, &m).unwrap();
+        for c in 0..w {
+            prop_assert_eq!(e.column(c).to_vec(), naive_dft(m.column(c)));
+        }
+    }
+
+    #[test]
+    fn intt_inverts_ntt(seed: u64, log_n in 0u32..=12, w in width()) {
+        let b = CpuBackend::new();
+        let m = rand_matrix(&mut rng(seed), w, 1 << log_n);
+        let e = b.ntt(&CTX, &m).unwrap();
+        prop_assert_eq!(&b.intt(&CTX, &e).unwrap(), &m);
+        prop_assert_eq!(&b.ntt(&CTX, &b.intt(&CTX, &m).unwrap()).unwrap(), &m);
+    }
+
+    #[test]
+    fn lde_evaluates_the_interpolant(seed: u64, log_n in 0u32..=6, log_blowup in 1u32..=4, w in width()) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let shift = rand_f(&mut r);
+        let coeffs: Vec<Vec<F>> = (0..w).map(|_| rand_col(&mut r, n)).collect();
+        let evals = matrix(coeffs.iter().map(|c| naive_dft(c)).collect());
+        let lde = b.coset_lde(&CTX, &evals, log_blowup, shift).unwrap();
+        let big = Coset::new(log_n + log_blowup, shift);
+        prop_assert_eq!(lde.height(), big.size());
+        for (c, co) in coeffs.iter().enumerate() {
+            prop_assert_eq!(lde.column(c).to_vec(), eval_on(co, &big));
+        }
+    }
+
+    /// Larger sizes (the chunked and parallel NTT paths): check random rows.
+    #[test]
+    fn large_lde_matches_at_sampled_rows(seed: u64, log_n in 10u32..=12, log_blowup in 1u32..=3) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let coeffs: Vec<Vec<F>> = (0..3).map(|_| rand_col(&mut r, n)).collect();
+        let evals = b.ntt(&CTX, &matrix(coeffs.clone())).unwrap();
+        let lde = b.coset_lde(&CTX, &evals, log_blowup, GENERATOR).unwrap();
+        let big = Coset::new(log_n + log_blowup, GENERATOR);
+        for _ in 0..8 {
+            let i = rand::Rng::gen_range(&mut r, 0..big.size());
+            for (c, co) in coeffs.iter().enumerate() {
+                prop_assert_eq!(lde.get(i, c), horner(co, big.point(i)));
+            }
+        }
+    }
+
+    #[test]
+    fn evaluate_at_is_horner(seed: u64, log_n in 0u32..=7, w in width()) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let domain = Coset::new(log_n, rand_f(&mut r));
+        let coeffs: Vec<Vec<F>> = (0..w).map(|_| rand_col(&mut r, n)).collect();
+        let m = matrix(coeffs.iter().map(|c| eval_on(c, &domain)).collect());
+        let on_domain = rand::Rng::gen_range(&mut r, 0..n);
+        let points = [rand_ext(&mut r), Ext::from_base(domain.point(on_domain)), Ext::from_base(rand_f(&mut r))];
+        let got = b.evaluate_at(&CTX, &m, domain, &points).unwrap();
+        prop_assert_eq!(got.len(), points.len());
+        for (p, &z) in points.iter().enumerate() {
+            for (c, co) in coeffs.iter().enumerate() {
+                prop_assert_eq!(got[p][c], horner_ext(co, z));
+            }
+        }
+    }
+
+    #[test]
+    fn split_quotient_recombines(seed: u64, log_n in 0u32..=5, log_blowup in 1u32..=3, parts_log in 0u32..=3) {
+        let parts_log = parts_log.min(log_blowup);
+        let parts = 1usize << parts_log;
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let domain = Coset::new(log_n + log_blowup, GENERATOR * rand_f(&mut r));
+        let coeffs = rand_ext_poly(&mut r, parts * n);
+        let q = ext_poly_on(&coeffs, &domain);
+        let split = b.split_quotient(&CTX, &q, domain, log_n, parts).unwrap();
+        prop_assert_eq!((split.height(), split.width()), (domain.size(), 3 * parts));
+        for (i, x) in domain.points().into_iter().enumerate() {
+            // Each part is the expected coefficient slice...
+            for j in 0..parts {
+                for c in 0..3 {
+                    prop_assert_eq!(split.get(i, 3 * j + c), horner(&coeffs[c][j * n..(j + 1) * n], x));
+                }
+            }
+            // ...and sum_j x^(jn) part_j(x) gives q back.
+            let xn = x.pow(n as u64);
+            let sum = (0..parts).rev().fold(Ext::ZERO, |acc, j| acc.mul_base(xn) + split.get_ext(i, j));
+            prop_assert_eq!(sum, q.get_ext(i, 0));
+        }
+    }
+
+    #[test]
+    fn split_quotient_rejects_high_degree(seed: u64, log_n in 0u32..=4, log_blowup in 1u32..=3, coord in 0usize..3) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let parts = (1usize << log_blowup) - 1;
+        prop_assume!(parts >= 1);
+        let domain = Coset::new(log_n + log_blowup, GENERATOR);
+        let mut coeffs = rand_ext_poly(&mut r, parts * n + 1);
+        // Only one coordinate carries the excess coefficient.
+        for (c, col) in coeffs.iter_mut().enumerate() {
+            if c != coord {
+                col[parts * n] = F::ZERO;
+            }
+        }
+        let q = ext_poly_on(&coeffs, &domain);
+        let err = b.split_quotient(&CTX, &q, domain, log_n, parts).unwrap_err();
+        prop_assert_eq!(err, BackendError::ConstraintsNotSatisfied { table: "test".into(), bound: parts * n });
+    }
+}
+
+#[test]
+fn height_one_transforms_are_identities() {
+    let b = CpuBackend::new();
+    let m = matrix(vec![vec![F::new(5)], vec![F::new(9)], vec![F::new(11)]]);
+    assert_eq!(b.ntt(&CTX, &m).unwrap(), m);
+    assert_eq!(b.intt(&CTX, &m).unwrap(), m);
+    // A constant's LDE is constant.
+    let lde = b.coset_lde(&CTX, &m, 2, GENERATOR).unwrap();
+    assert_eq!(lde.column(1), &[F::new(9); 4]);
+}
+
+/// A single column large enough for the threaded paths inside one NTT.
+#[test]
+fn long_single_column_roundtrip() {
+    let b = CpuBackend::new();
+    let m: CpuMatrix = rand_matrix(&mut rng(7), 1, 1 << 16);
+    let e = b.ntt(&CTX, &m).unwrap();
+    let w = F::two_adic_root(16);
+    for i in [0usize, 1, 12345, 65535] {
+        assert_eq!(e.get(i, 0), horner(m.column(0), w.pow(i as u64)));
+    }
+    assert_eq!(b.intt(&CTX, &e).unwrap(), m);
+}
