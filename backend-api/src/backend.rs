@@ -101,6 +101,13 @@ pub trait BackendBase: Send + Sync {
     /// matrix becomes (N/a x a*w), column c*a + j holding rows
     /// [j*N/a, (j+1)*N/a) of column c. FRI layer leaves are rows of it.
     fn reshape(&self, ctx: &Ctx, m: &Self::Matrix, height: usize) -> Result<Self::Matrix>;
+
+    /// Settles the device after a decline so a retry can succeed: waits for
+    /// in-flight work and returns cached memory. Host backends have nothing
+    /// to drain.
+    fn drain(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Number-theoretic transforms over two-adic subgroups (natural order).

@@ -10,10 +10,12 @@ pub mod backend;
 pub mod domain;
 pub mod error;
 pub mod ext;
+pub mod fault;
 pub mod field;
 pub mod hash;
 pub mod ir;
 pub mod matrix;
+pub mod memory;
 pub mod validate;
 
 pub use backend::{
