@@ -104,8 +104,8 @@ proptest! {
         for (i, x) in domain.points().into_iter().enumerate() {
             // Each part is the expected coefficient slice...
             for j in 0..parts {
-                for c in 0..3 {
-                    prop_assert_eq!(split.get(i, 3 * j + c), horner(&coeffs[c][j * n..(j + 1) * n], x));
+                for (c, co) in coeffs.iter().enumerate() {
+                    prop_assert_eq!(split.get(i, 3 * j + c), horner(&co[j * n..(j + 1) * n], x));
                 }
             }
             // ...and sum_j x^(jn) part_j(x) gives q back.
