@@ -1,0 +1,438 @@
+//! The VM's AIR: four tables joined by LogUp buses.
+//!
+//! - `cpu`: one row per cycle. Holds the registers, the decoded instruction
+//!   (one-hot opcode flags and register selectors), the operand values and
+//!   the result; its transitions are the ISA's semantics.
+//! - `memory`: every load and store, sorted by (address, cycle); offline
+//!   memory checking makes each read return the last value written there
+//!   (or zero).
+//! - `program`: fixed, built by the verifier from the program; the CPU's
+//!   instruction fetch is a lookup into it.
+//! - `range`: fixed values 0..2^16; the memory table's ordering gaps are
+//!   looked up in it, as two 16-bit limbs.
+//!
+//! Buses (tags): fetch (1): cpu sends (pc, decoded instruction) every row,
+//! program receives with its multiplicity column. memory (2): cpu sends
+//! (addr, clk, value, is_write) on loads and stores, memory receives its
+//! real rows. range (3): memory sends both limbs of every row's gap, range
+//! receives with its multiplicity column. io (4): cpu sends (0, i, value)
+//! for its i-th `read` and (1, j, value) for its j-th `write`; the verifier
+//! adds the public inputs and outputs itself, each exactly once.
+//!
+//! Public values: `[hash_0..hash_3, n_in, n_out, inputs.., outputs..]`,
+//! where the hash is the program's ([`Program::hash_felts`]).
+
+use crate::isa::{Instruction, Opcode, Program, NUM_REGS};
+use crate::logup::{self, Interaction, Witness, NUM_CHALLENGES};
+use backend_api::{ColMatrix, ConstraintBuilder, ConstraintSystem, Expr, Ext, Layout, F};
+use stark::{Air, AuxTrace, Machine};
+
+pub const TAG_FETCH: u64 = 1;
+pub const TAG_MEMORY: u64 = 2;
+pub const TAG_RANGE: u64 = 3;
+pub const TAG_IO: u64 = 4;
+
+/// Bits per range-checked limb; the range table has 2^RANGE_BITS rows.
+pub const RANGE_BITS: u32 = 16;
+/// Smallest table height (log2), so tiny programs still give tables the
+/// prover's FRI schedule can fold.
+pub const MIN_LOG_HEIGHT: u32 = 4;
+/// Public values before the inputs: hash (4), n_in, n_out.
+pub const PUBLIC_HEADER: usize = 6;
+
+/// CPU main columns.
+pub mod cpu {
+    use super::{Opcode, NUM_REGS};
+    pub const CLK: usize = 0;
+    pub const PC: usize = 1;
+    /// r1..r7 (r0 is always zero and has no column): r_j at REG + j - 1.
+    pub const REG: usize = 2;
+    pub const X: usize = REG + NUM_REGS - 1;
+    pub const Y: usize = X + 1;
+    pub const RES: usize = X + 2;
+    /// 1 / (x - y - imm) when that is non-zero, for the equality test.
+    pub const INV: usize = X + 3;
+    pub const IN_PTR: usize = X + 4;
+    pub const OUT_PTR: usize = X + 5;
+    /// The decoded instruction, fetched from the program table: imm, tgt,
+    /// one flag per opcode, one-hot selectors of rs1, rs2 and rd (r1..r7).
+    pub const DECODED: usize = X + 6;
+    pub const IMM: usize = DECODED;
+    pub const TGT: usize = DECODED + 1;
+    pub const FLAG: usize = DECODED + 2;
+    pub const SEL1: usize = FLAG + Opcode::COUNT;
+    pub const SEL2: usize = SEL1 + NUM_REGS - 1;
+    pub const SELD: usize = SEL2 + NUM_REGS - 1;
+    pub const WIDTH: usize = SELD + NUM_REGS - 1;
+    pub const DECODED_WIDTH: usize = WIDTH - DECODED;
+}
+
+/// Memory main columns.
+pub mod mem {
+    pub const ADDR: usize = 0;
+    pub const CLK: usize = 1;
+    pub const VAL: usize = 2;
+    pub const WRITE: usize = 3;
+    /// 1 on rows that are accesses; padding (0) only after them.
+    pub const REAL: usize = 4;
+    /// 1 when this row's address equals the previous row's.
+    pub const SAME: usize = 5;
+    /// The gap to the previous row, as two 16-bit limbs: clk - clk_prev - 1
+    /// within an address, addr - addr_prev - 1 across addresses.
+    pub const LO: usize = 6;
+    pub const HI: usize = 7;
+    pub const WIDTH: usize = 8;
+}
+
+/// Program table: fixed columns pc, the decoded instruction, is_real; one
+/// main column, the fetch multiplicity.
+pub mod prog {
+    use super::cpu::DECODED_WIDTH;
+    pub const PC: usize = 0;
+    pub const DECODED: usize = 1;
+    pub const IS_REAL: usize = DECODED + DECODED_WIDTH;
+    pub const FIXED_WIDTH: usize = IS_REAL + 1;
+    pub const MULT: usize = 0;
+}
+
+/// The decoded-instruction columns shared by the CPU and program tables.
+pub fn decode(ins: &Instruction) -> [F; cpu::DECODED_WIDTH] {
+    let mut d = [F::ZERO; cpu::DECODED_WIDTH];
+    d[0] = ins.imm;
+    d[1] = F::new(ins.tgt as u64);
+    d[2 + ins.op.index()] = F::ONE;
+    let sel = |base: usize, r: u8, d: &mut [F]| {
+        if r != 0 {
+            d[base - cpu::DECODED + r as usize - 1] = F::ONE;
+        }
+    };
+    sel(cpu::SEL1, ins.rs1, &mut d);
+    sel(cpu::SEL2, ins.rs2, &mut d);
+    if let Some(rd) = ins.dest() {
+        sel(cpu::SELD, rd as u8, &mut d);
+    }
+    d
+}
+
+fn layout(fixed_width: usize, main_width: usize, interactions: usize, num_public: usize) -> Layout {
+    Layout {
+        fixed_width,
+        main_width,
+        aux_width: interactions + 1,
+        num_challenges: NUM_CHALLENGES,
+        num_public,
+        num_aux_values: 1,
+    }
+}
+
+/// One table: constraints, optional fixed trace, and its LogUp witness.
+pub struct Table {
+    name: &'static str,
+    cs: ConstraintSystem,
+    fixed: Option<ColMatrix>,
+    witness: Witness,
+}
+
+impl Air for Table {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn constraints(&self) -> &ConstraintSystem {
+        &self.cs
+    }
+    fn fixed_trace(&self) -> Option<&ColMatrix> {
+        self.fixed.as_ref()
+    }
+    fn build_aux(&self, main: &ColMatrix, _publics: &[F], challenges: &[Ext]) -> AuxTrace {
+        let (columns, sum) = self.witness.build(main, self.fixed.as_ref(), challenges);
+        AuxTrace { columns, values: vec![sum] }
+    }
+}
+
+fn table(
+    name: &'static str,
+    layout: Layout,
+    fixed: Option<ColMatrix>,
+    body: impl FnOnce(&mut ConstraintBuilder),
+    at: &dyn Fn(usize) -> Vec<Interaction>,
+) -> Table {
+    let mut b = ConstraintBuilder::new(layout);
+    body(&mut b);
+    logup::constrain(&mut b, at, 0);
+    let cs = b.build().expect("the VM's constraints fit their layout");
+    Table { name, cs, fixed, witness: Witness::new(layout, at(0)) }
+}
+
+fn cpu_interactions(off: usize) -> Vec<Interaction> {
+    use cpu::*;
+    let c = |col| Expr::main(col, off);
+    let flag = |op: Opcode| c(FLAG + op.index());
+    let mut fetched = vec![c(PC)];
+    fetched.extend((DECODED..WIDTH).map(c));
+    let (load, store, read, write) = (flag(Opcode::Load), flag(Opcode::Store), flag(Opcode::Read), flag(Opcode::Write));
+    vec![
+        Interaction { tag: TAG_FETCH, values: fetched, mult: -Expr::one() },
+        Interaction {
+            tag: TAG_MEMORY,
+            values: vec![c(X) + c(IMM), c(CLK), c(RES), store.clone()],
+            mult: -(&load + &store),
+        },
+        Interaction {
+            tag: TAG_IO,
+            values: vec![write.clone(), &read * c(IN_PTR) + &write * c(OUT_PTR), c(RES)],
+            mult: -(read + write),
+        },
+    ]
+}
+
+fn cpu_table(num_public: usize) -> Table {
+    use cpu::*;
+    let body = |b: &mut ConstraintBuilder| {
+        let m = |col| Expr::main(col, 0);
+        let n = |col| Expr::main(col, 1);
+        let f = |op: Opcode| m(FLAG + op.index());
+        let reg = |j: usize| REG + j - 1;
+        let regs = 1..NUM_REGS;
+        // Operands: x = reg[rs1], y = reg[rs2] through one-hot selectors.
+        let pick = |sel: usize| regs.clone().fold(Expr::zero(), |acc, j| acc + m(sel + j - 1) * m(reg(j)));
+        b.always(m(X) - pick(SEL1));
+        b.always(m(Y) - pick(SEL2));
+        // Write-back: the selected register takes res, the others keep.
+        for j in regs.clone() {
+            b.when_transition(n(reg(j)) - m(reg(j)) - m(SELD + j - 1) * (m(RES) - m(reg(j))));
+        }
+        b.when_transition(n(CLK) - m(CLK) - Expr::one());
+        b.when_transition(n(IN_PTR) - m(IN_PTR) - f(Opcode::Read));
+        b.when_transition(n(OUT_PTR) - m(OUT_PTR) - f(Opcode::Write));
+        // Initial state; the run ends halted.
+        for col in [CLK, PC, IN_PTR, OUT_PTR] {
+            b.when_first_row(m(col));
+        }
+        for j in regs.clone() {
+            b.when_first_row(m(reg(j)));
+        }
+        b.when_last_row(f(Opcode::Halt) - Expr::one());
+        // Results.
+        let yi = m(Y) + m(IMM);
+        let pc1 = m(PC) + Expr::one();
+        b.always(f(Opcode::Add) * (m(RES) - m(X) - &yi));
+        b.always(f(Opcode::Sub) * (m(RES) - m(X) + &yi));
+        b.always(f(Opcode::Mul) * (m(RES) - m(X) * &yi));
+        let cmp = f(Opcode::Eq) + f(Opcode::Beq) + f(Opcode::Bne);
+        let d = m(X) - &yi;
+        b.always(&cmp * (m(RES) - Expr::one() + &d * m(INV)));
+        b.always(&cmp * &d * m(RES));
+        b.always(f(Opcode::Store) * (m(RES) - m(Y)));
+        b.always(f(Opcode::Write) * (m(RES) - m(X)));
+        b.always((f(Opcode::Jal) + f(Opcode::Jalr)) * (m(RES) - &pc1));
+        // Control flow.
+        let seq = [
+            Opcode::Add,
+            Opcode::Sub,
+            Opcode::Mul,
+            Opcode::Eq,
+            Opcode::Load,
+            Opcode::Store,
+            Opcode::Read,
+            Opcode::Write,
+        ]
+        .into_iter()
+        .fold(Expr::zero(), |acc, op| acc + f(op));
+        let npc = n(PC);
+        b.when_transition(seq * (&npc - &pc1));
+        b.when_transition(f(Opcode::Beq) * (&npc - &pc1 - m(RES) * (m(TGT) - &pc1)));
+        b.when_transition(f(Opcode::Bne) * (&npc - m(TGT) - m(RES) * (&pc1 - m(TGT))));
+        b.when_transition(f(Opcode::Jal) * (&npc - m(TGT)));
+        b.when_transition(f(Opcode::Jalr) * (&npc - m(X) - m(IMM)));
+        b.when_transition(f(Opcode::Halt) * (&npc - m(PC)));
+    };
+    table("cpu", layout(0, WIDTH, 3, num_public), None, body, &cpu_interactions)
+}
+
+fn memory_interactions(off: usize) -> Vec<Interaction> {
+    use mem::*;
+    let c = |col| Expr::main(col, off);
+    vec![
+        Interaction { tag: TAG_MEMORY, values: vec![c(ADDR), c(CLK), c(VAL), c(WRITE)], mult: c(REAL) },
+        Interaction { tag: TAG_RANGE, values: vec![c(LO)], mult: -Expr::one() },
+        Interaction { tag: TAG_RANGE, values: vec![c(HI)], mult: -Expr::one() },
+    ]
+}
+
+fn memory_table(num_public: usize) -> Table {
+    use mem::*;
+    let body = |b: &mut ConstraintBuilder| {
+        let m = |col| Expr::main(col, 0);
+        let n = |col| Expr::main(col, 1);
+        let one = Expr::one();
+        for col in [SAME, WRITE, REAL] {
+            b.always(m(col) * (&one - m(col)));
+        }
+        // Padding only at the end, so it cannot sit between real accesses.
+        b.when_transition((&one - m(REAL)) * n(REAL));
+        b.when_transition(n(SAME) * (n(ADDR) - m(ADDR)));
+        // Sorted by (addr, clk): the gap is range-checked below 2^32.
+        let gap = n(SAME) * (n(CLK) - m(CLK) - &one) + (&one - n(SAME)) * (n(ADDR) - m(ADDR) - &one);
+        b.when_transition(n(LO) + n(HI) * F::new(1 << RANGE_BITS) - gap);
+        // A read sees the previous access's value at that address, or zero.
+        b.when_transition((&one - n(WRITE)) * (n(VAL) - n(SAME) * m(VAL)));
+        b.when_first_row((&one - m(WRITE)) * m(VAL));
+    };
+    table("memory", layout(0, WIDTH, 3, num_public), None, body, &memory_interactions)
+}
+
+fn program_interactions(off: usize) -> Vec<Interaction> {
+    let values = (0..prog::IS_REAL).map(|c| Expr::fixed(c, off)).collect();
+    vec![Interaction { tag: TAG_FETCH, values, mult: Expr::main(prog::MULT, off) }]
+}
+
+/// The program table's fixed columns: pc, decoded instruction, is_real.
+pub fn program_fixed(program: &Program) -> ColMatrix {
+    let n = program.len().next_power_of_two().max(1 << MIN_LOG_HEIGHT);
+    let mut m = ColMatrix::zeros(prog::FIXED_WIDTH, n);
+    for r in 0..n {
+        m.set(r, prog::PC, F::new(r as u64));
+    }
+    for (r, ins) in program.instructions.iter().enumerate() {
+        for (i, v) in decode(ins).into_iter().enumerate() {
+            m.set(r, prog::DECODED + i, v);
+        }
+        m.set(r, prog::IS_REAL, F::ONE);
+    }
+    m
+}
+
+fn program_table(program: &Program, num_public: usize) -> Table {
+    let body = |b: &mut ConstraintBuilder| {
+        // Rows past the program cannot be fetched.
+        b.always(Expr::main(prog::MULT, 0) * (Expr::one() - Expr::fixed(prog::IS_REAL, 0)));
+    };
+    let fixed = program_fixed(program);
+    table("program", layout(prog::FIXED_WIDTH, 1, 1, num_public), Some(fixed), body, &program_interactions)
+}
+
+fn range_interactions(off: usize) -> Vec<Interaction> {
+    vec![Interaction { tag: TAG_RANGE, values: vec![Expr::fixed(0, off)], mult: Expr::main(0, off) }]
+}
+
+fn range_table(num_public: usize) -> Table {
+    let fixed = ColMatrix::from_columns(vec![(0..1u64 << RANGE_BITS).map(F::new).collect()]);
+    table("range", layout(1, 1, 1, num_public), Some(fixed), |_| {}, &range_interactions)
+}
+
+/// Errors building a statement from public values.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StatementError {
+    #[error("the public values are malformed: {0}")]
+    Malformed(String),
+    #[error("the public values name another program (hash mismatch)")]
+    WrongProgram,
+}
+
+/// A statement: "this program, run on these inputs, halts with these
+/// outputs". The four tables, their fixed columns built from the program.
+pub struct VmMachine {
+    pub program: Program,
+    publics: Vec<F>,
+    tables: [Table; 4],
+}
+
+impl VmMachine {
+    pub fn new(program: &Program, inputs: &[F], outputs: &[F]) -> VmMachine {
+        let mut publics = program.hash_felts().to_vec();
+        publics.push(F::new(inputs.len() as u64));
+        publics.push(F::new(outputs.len() as u64));
+        publics.extend_from_slice(inputs);
+        publics.extend_from_slice(outputs);
+        VmMachine::build(program, publics)
+    }
+
+    /// Rebuilds the statement a verifier checks, from the program and the
+    /// public values a proof claims.
+    pub fn from_publics(program: &Program, publics: &[F]) -> Result<VmMachine, StatementError> {
+        let (n_in, n_out) = parse_publics(publics)?;
+        if publics[..4] != program.hash_felts() {
+            return Err(StatementError::WrongProgram);
+        }
+        debug_assert_eq!(PUBLIC_HEADER + n_in + n_out, publics.len());
+        Ok(VmMachine::build(program, publics.to_vec()))
+    }
+
+    fn build(program: &Program, publics: Vec<F>) -> VmMachine {
+        let np = publics.len();
+        let tables = [cpu_table(np), memory_table(np), program_table(program, np), range_table(np)];
+        VmMachine { program: program.clone(), publics, tables }
+    }
+
+    pub fn publics(&self) -> &[F] {
+        &self.publics
+    }
+
+    pub fn inputs(&self) -> &[F] {
+        let n_in = self.publics[4].value() as usize;
+        &self.publics[PUBLIC_HEADER..PUBLIC_HEADER + n_in]
+    }
+
+    pub fn outputs(&self) -> &[F] {
+        let n_in = self.publics[4].value() as usize;
+        &self.publics[PUBLIC_HEADER + n_in..]
+    }
+
+    /// The io bus's public side: every input and output once.
+    fn io_sum(publics: &[F], challenges: &[Ext]) -> Result<Ext, String> {
+        let (n_in, _) = parse_publics(publics).map_err(|e| e.to_string())?;
+        let ios = &publics[PUBLIC_HEADER..];
+        let dens: Vec<Ext> = ios
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let (kind, idx) = if i < n_in { (F::ZERO, i) } else { (F::ONE, i - n_in) };
+                logup::denominator(challenges, TAG_IO, &[kind, F::new(idx as u64), v])
+            })
+            .collect();
+        if dens.iter().any(|d| d.is_zero()) {
+            return Err("a public io fingerprint hits the challenge".into());
+        }
+        Ok(backend_api::batch_inverse(&dens).into_iter().sum())
+    }
+}
+
+fn parse_publics(publics: &[F]) -> Result<(usize, usize), StatementError> {
+    if publics.len() < PUBLIC_HEADER {
+        return Err(StatementError::Malformed(format!(
+            "{} values, the header alone has {PUBLIC_HEADER}",
+            publics.len()
+        )));
+    }
+    let (n_in, n_out) = (publics[4].value(), publics[5].value());
+    let rest = (publics.len() - PUBLIC_HEADER) as u64;
+    if n_in.checked_add(n_out) != Some(rest) {
+        return Err(StatementError::Malformed(format!("{n_in} inputs and {n_out} outputs, but {rest} values follow")));
+    }
+    Ok((n_in as usize, n_out as usize))
+}
+
+impl Machine for VmMachine {
+    fn tables(&self) -> Vec<&dyn Air> {
+        self.tables.iter().map(|t| t as &dyn Air).collect()
+    }
+
+    fn num_challenges(&self) -> usize {
+        NUM_CHALLENGES
+    }
+
+    fn check_aux_values(&self, publics: &[F], challenges: &[Ext], aux_values: &[Vec<Ext>]) -> Result<(), String> {
+        if publics.len() < 4 || publics[..4] != self.program.hash_felts() {
+            return Err("the public program hash is not this program's".into());
+        }
+        if aux_values.len() != self.tables.len() || aux_values.iter().any(|v| v.len() != 1) {
+            return Err("expected one bus sum per table".into());
+        }
+        let total: Ext = aux_values.iter().map(|v| v[0]).sum::<Ext>() + VmMachine::io_sum(publics, challenges)?;
+        if total.is_zero() {
+            Ok(())
+        } else {
+            Err("the LogUp buses do not balance".into())
+        }
+    }
+}
