@@ -7,16 +7,23 @@
 //! tested against it byte for byte. It is also the production fallback, so
 //! every stage is parallel and works in cache-sized chunks.
 //!
+//! Beside the reference it owns the two generic wrappers built on it:
+//! [`Resilient`] (device-decline recovery for any backend: drain, retry,
+//! recompute here) and [`CrossCheck`] (two backends in lockstep, naming the
+//! first differing stage, table, column and row).
+//!
 //! Matrices are column-major host buffers shared through an `Arc`, so
 //! `reshape` is a free reinterpretation. Every operation validates its
 //! inputs through `backend_api::validate` (plus domain checks the shared
 //! validators cannot make without panicking) and never panics on bad input.
 
 mod compose;
+pub mod cross_check;
 mod deep;
 mod fri;
 mod merkle;
 mod ntt;
+pub mod resilient;
 
 use backend_api::field::TWO_ADICITY;
 use backend_api::{
@@ -26,7 +33,9 @@ use backend_api::{
 use rayon::prelude::*;
 use std::sync::Arc;
 
+pub use cross_check::CrossCheck;
 pub use merkle::CpuTree;
+pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 
 /// A column-major matrix in host memory: column j is
 /// `data[j * height..(j + 1) * height]`. Clones share the buffer.
