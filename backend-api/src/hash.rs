@@ -71,14 +71,14 @@ impl FromStr for HashKind {
 /// An incremental hasher over either function.
 pub enum Hasher {
     Blake3(Box<blake3::Hasher>),
-    Keccak(sha3::Keccak256),
+    Keccak(Box<sha3::Keccak256>),
 }
 
 impl Hasher {
     pub fn new(kind: HashKind) -> Hasher {
         match kind {
             HashKind::Blake3 => Hasher::Blake3(Box::new(blake3::Hasher::new())),
-            HashKind::Keccak256 => Hasher::Keccak(sha3::Keccak256::new()),
+            HashKind::Keccak256 => Hasher::Keccak(Box::new(sha3::Keccak256::new())),
         }
     }
 

@@ -50,7 +50,7 @@ pub fn coset_lde<M: DeviceMatrix>(m: &M, log_blowup: u32, shift: F) -> Result<u3
 
 pub fn reshape<M: DeviceMatrix>(m: &M, height: usize) -> Result<()> {
     let stage = Stage::MerkleCommit;
-    if height == 0 || m.height() % height != 0 || !(m.height() / height).is_power_of_two() {
+    if height == 0 || !m.height().is_multiple_of(height) || !(m.height() / height).is_power_of_two() {
         return Err(err(stage, format!("cannot view {} rows as {height}", m.height())));
     }
     Ok(())

@@ -135,9 +135,12 @@ enum Recipe<M> {
     Lde(RMatrix<M>, u32, F),
     Compose(Box<ComposeRecipe<M>>),
     Split(RMatrix<M>, Coset, u32, usize),
-    Deep(Coset, Vec<(Ext, Vec<(RMatrix<M>, Vec<Ext>, Vec<Ext>)>)>),
+    Deep(Coset, Vec<DeepRecipePoint<M>>),
     Fold(RMatrix<M>, Coset, u32, Ext, Option<(RMatrix<M>, Ext)>),
 }
+
+/// A DEEP point: z and, per matrix, its coefficients and claimed values.
+type DeepRecipePoint<M> = (Ext, Vec<(RMatrix<M>, Vec<Ext>, Vec<Ext>)>);
 
 struct ComposeRecipe<M> {
     constraints: ConstraintSystem,
