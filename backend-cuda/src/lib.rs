@@ -1,1 +1,724 @@
-//! The CUDA backend (in progress).
+//! The CUDA Kiln backend: a [`CudaBackend`] implementing the `Backend`
+//! trait family of `backend-api` on cudarc, with run-time loading (no CUDA
+//! needed to build; a missing driver or NVRTC is a clean
+//! `BackendError::Unavailable`).
+//!
+//! This crate owns the host side of the GPU path: device discovery
+//! ([`probe`]), the context and its stream, device memory from the
+//! stream-ordered pool, pinned staging for large transfers, NVRTC
+//! compilation of the kernels in `kernels-cuda` for the device's own
+//! compute capability (cached on disk, see [`nvrtc`]), constraint
+//! composition kernels generated from the IR, and every stage's launches.
+//!
+//! All work of one backend runs in order on one stream, so a buffer is
+//! only ever read on the stream that produced it; data stay on the device
+//! between stages and reach the host only through `download` and the
+//! operations whose results the protocol needs there.
+
+mod compose;
+mod device;
+mod ntt;
+pub mod nvrtc;
+
+pub use device::{check_libraries, probe, DeviceInfo};
+
+/// The composition kernel's CUDA source for a constraint system (what
+/// `compose` compiles; exposed so CI can compile it without a GPU).
+pub fn compose_source(cs: &backend_api::ConstraintSystem) -> String {
+    compose::generate(cs)
+}
+
+use backend_api::{
+    validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
+    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+};
+use device::{DevBuf, Device};
+use ntt::{Load, TwiddleCache};
+use std::sync::Arc;
+
+/// A column-major matrix in device memory (canonical u64 values).
+/// `reshape` views share the allocation.
+#[derive(Clone)]
+pub struct CudaMatrix {
+    buf: Arc<DevBuf>,
+    height: usize,
+    width: usize,
+}
+
+impl DeviceMatrix for CudaMatrix {
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn width(&self) -> usize {
+        self.width
+    }
+}
+
+impl CudaMatrix {
+    fn ptr(&self) -> u64 {
+        self.buf.ptr
+    }
+}
+
+/// A Merkle tree in device memory: every level's digests (4 u64 each),
+/// leaves first; the root is also kept on the host.
+pub struct CudaTree {
+    digests: Arc<DevBuf>,
+    root: Digest,
+    leaves: usize,
+    hash: HashKind,
+}
+
+impl DeviceTree for CudaTree {
+    fn root(&self) -> Digest {
+        self.root
+    }
+    fn leaves(&self) -> usize {
+        self.leaves
+    }
+    fn hash(&self) -> HashKind {
+        self.hash
+    }
+}
+
+/// The CUDA backend on one device.
+pub struct CudaBackend {
+    dev: Arc<Device>,
+    tw: TwiddleCache,
+}
+
+/// Per-stage GPU time, measured with CUDA events.
+pub struct Timed<T> {
+    pub value: T,
+    pub ms: f32,
+}
+
+impl CudaBackend {
+    /// Opens device `ordinal` and compiles (or loads from the cache) every
+    /// kernel. `Unavailable` when there is no driver, no NVRTC or no such
+    /// device.
+    pub fn new(ordinal: usize) -> Result<CudaBackend> {
+        let dev = Device::new(ordinal)?;
+        Ok(CudaBackend { dev, tw: TwiddleCache::new() })
+    }
+
+    pub fn device(&self) -> &DeviceInfo {
+        &self.dev.info
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.dev.sync(Stage::Download, &Ctx::table("-"))
+    }
+
+    /// Runs `f` and returns its value with the GPU time between two events
+    /// recorded around it on the backend's stream.
+    pub fn time<T>(&self, f: impl FnOnce(&Self) -> Result<T>) -> Result<Timed<T>> {
+        let ctx = Ctx::table("timing");
+        let err = |e: cudarc::driver::DriverError| self.dev.err(Stage::Download, &ctx, e);
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.dev.ctx.new_event(flags).map_err(err)?;
+        let end = self.dev.ctx.new_event(flags).map_err(err)?;
+        start.record(&self.dev.stream).map_err(err)?;
+        let value = f(self)?;
+        end.record(&self.dev.stream).map_err(err)?;
+        end.synchronize().map_err(err)?;
+        let ms = start.elapsed_ms(&end).map_err(err)?;
+        Ok(Timed { value, ms })
+    }
+
+    fn twiddles(&self, stage: Stage, ctx: &Ctx, log: u32) -> Result<Arc<ntt::Twiddles>> {
+        self.tw.get(&self.dev, stage, ctx, log)
+    }
+
+    fn matrix(&self, buf: DevBuf, height: usize, width: usize) -> CudaMatrix {
+        CudaMatrix { buf: Arc::new(buf), height, width }
+    }
+
+    fn upload_u64(&self, stage: Stage, ctx: &Ctx, v: &[u64]) -> Result<DevBuf> {
+        let b = self.dev.alloc(stage, ctx, v.len())?;
+        if !v.is_empty() {
+            self.dev.htod(stage, ctx, v, b.ptr)?;
+        }
+        Ok(b)
+    }
+
+    fn download_u64(&self, stage: Stage, ctx: &Ctx, ptr: u64, len: usize) -> Result<Vec<u64>> {
+        let mut v = vec![0u64; len];
+        if len > 0 {
+            self.dev.dtoh(stage, ctx, ptr, &mut v)?;
+        }
+        Ok(v)
+    }
+
+    fn grid(n: u64, threads: u32) -> (u32, u32, u32) {
+        (n.div_ceil(threads as u64).max(1) as u32, 1, 1)
+    }
+}
+
+/// The checks the reference backend makes on plain-data domains, so the
+/// same bad call gives the same error here.
+fn check_domain(stage: Stage, d: &Coset) -> Result<()> {
+    if d.log_size > backend_api::field::TWO_ADICITY {
+        return Err(BackendError::invalid(stage, format!("domain of 2^{} points exceeds 2^32", d.log_size)));
+    }
+    if d.shift.is_zero() {
+        return Err(BackendError::invalid(stage, "domain shift is zero"));
+    }
+    Ok(())
+}
+
+/// Whether the extension element `z` is a point of `domain`, and which.
+fn domain_index(domain: &Coset, z: Ext) -> Option<usize> {
+    let [z0, z1, z2] = z.0;
+    if !z1.is_zero() || !z2.is_zero() {
+        return None;
+    }
+    let y = z0 * domain.shift.inverse()?;
+    if y.pow(domain.size() as u64) != F::ONE {
+        return None;
+    }
+    let w = domain.generator();
+    let mut acc = F::ONE;
+    for i in 0..domain.size() {
+        if acc == y {
+            return Some(i);
+        }
+        acc *= w;
+    }
+    None
+}
+
+fn ext_u64(e: Ext) -> [u64; 3] {
+    [e.0[0].value(), e.0[1].value(), e.0[2].value()]
+}
+
+fn ext_of(v: &[u64]) -> Ext {
+    Ext::new(F::new(v[0]), F::new(v[1]), F::new(v[2]))
+}
+
+fn digest_bytes(d: &[u64]) -> Digest {
+    let mut out = [0u8; 32];
+    for (k, w) in d.iter().take(4).enumerate() {
+        out[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// Offset (in digests) of each level of a tree with `leaves` leaves.
+fn level_offsets(leaves: usize) -> Vec<usize> {
+    let mut v = vec![0];
+    let mut n = leaves;
+    let mut off = 0;
+    while n > 1 {
+        off += n;
+        n /= 2;
+        v.push(off);
+    }
+    v
+}
+
+impl BackendBase for CudaBackend {
+    type Matrix = CudaMatrix;
+    type Tree = CudaTree;
+
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<CudaMatrix> {
+        let data: &[u64] = bytemuck::cast_slice(m.data());
+        let b = self.upload_u64(Stage::Upload, ctx, data)?;
+        Ok(self.matrix(b, m.height(), m.width()))
+    }
+
+    fn download(&self, ctx: &Ctx, m: &CudaMatrix) -> Result<ColMatrix> {
+        let len = m.height * m.width;
+        let v = self.download_u64(Stage::Download, ctx, m.ptr(), len)?;
+        let data: Vec<F> = v.into_iter().map(F::new).collect();
+        Ok(ColMatrix::new(m.width, m.height, data))
+    }
+
+    fn reshape(&self, _ctx: &Ctx, m: &CudaMatrix, height: usize) -> Result<CudaMatrix> {
+        validate::reshape(m, height)?;
+        Ok(CudaMatrix { buf: m.buf.clone(), height, width: m.width * (m.height / height) })
+    }
+}
+
+impl CudaBackend {
+    fn transform(&self, ctx: &Ctx, m: &CudaMatrix, inverse: bool) -> Result<CudaMatrix> {
+        let stage = if inverse { Stage::InverseNtt } else { Stage::Ntt };
+        let log_n = validate::ntt(stage, m)?;
+        let tw = self.twiddles(stage, ctx, log_n)?;
+        let (h, w) = (m.height, m.width);
+        let out = self.dev.alloc(stage, ctx, h * w)?;
+        ntt::natural(&self.dev, stage, ctx, &tw, inverse, log_n, w, m.ptr(), h as u64, out.ptr, h as u64)?;
+        Ok(self.matrix(out, h, w))
+    }
+}
+
+impl NttOps for CudaBackend {
+    fn ntt(&self, ctx: &Ctx, coeffs: &CudaMatrix) -> Result<CudaMatrix> {
+        self.transform(ctx, coeffs, false)
+    }
+
+    fn intt(&self, ctx: &Ctx, evals: &CudaMatrix) -> Result<CudaMatrix> {
+        self.transform(ctx, evals, true)
+    }
+
+    fn coset_lde(&self, ctx: &Ctx, evals: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
+        let stage = Stage::CosetLde;
+        let log_n = validate::coset_lde(evals, log_blowup, shift)?;
+        let log_big = log_n + log_blowup;
+        let tw = self.twiddles(stage, ctx, log_big)?;
+        let (n, w) = (evals.height, evals.width);
+        let big = n << log_blowup;
+        let dev = &self.dev;
+        // Inverse transform to bit-reversed coefficients (unscaled).
+        let tmp;
+        let coeffs = if log_n > 0 {
+            tmp = dev.alloc(stage, ctx, n * w)?;
+            ntt::run(dev, stage, ctx, &tw, true, true, log_n, 0, log_n, w, Load::plain(evals.ptr(), n as u64), tmp.ptr, n as u64, F::ONE)?;
+            tmp.ptr
+        } else {
+            evals.ptr()
+        };
+        // Coefficient k is multiplied by shift^k / n: two small tables.
+        let lo_bits = log_n.div_ceil(2);
+        let n_inv = F::new(n as u64).inverse().expect("non-zero");
+        let step = shift.pow(1u64 << lo_bits);
+        let lo: Vec<u64> = backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * n_inv).value()).collect();
+        let hi: Vec<u64> = backend_api::ext::powers(step, 1 << (log_n - lo_bits)).into_iter().map(|p| p.value()).collect();
+        let lo_b = self.upload_u64(stage, ctx, &lo)?;
+        let hi_b = self.upload_u64(stage, ctx, &hi)?;
+        let out = dev.alloc(stage, ctx, big * w)?;
+        let load = Load {
+            ptr: coeffs,
+            stride: n as u64,
+            mode: 2,
+            log_src_n: log_n,
+            log_blowup,
+            twist_lo: lo_b.ptr,
+            twist_hi: hi_b.ptr,
+            twist_lo_bits: lo_bits,
+            scale: F::ONE,
+        };
+        ntt::run(dev, stage, ctx, &tw, false, false, log_big, log_blowup, log_big, w, load, out.ptr, big as u64, F::ONE)?;
+        Ok(self.matrix(out, big, w))
+    }
+}
+
+impl MerkleOps for CudaBackend {
+    fn commit(&self, ctx: &Ctx, m: &CudaMatrix, hash: HashKind) -> Result<CudaTree> {
+        let stage = Stage::MerkleCommit;
+        validate::commit(m)?;
+        let n = m.height;
+        let dev = &self.dev;
+        let digests = dev.alloc(stage, ctx, (2 * n - 1) * 4)?;
+        let (leaf_k, node_k) = match hash {
+            HashKind::Blake3 => ("blake3_leaves", "blake3_nodes"),
+            HashKind::Keccak256 => ("keccak_leaves", "keccak_nodes"),
+        };
+        let threads = 128;
+        dev.launch(stage, ctx, dev.func(leaf_k), Self::grid(n as u64, threads), threads, 0, &[
+            m.ptr(),
+            n as u64,
+            m.width as u64,
+            digests.ptr,
+        ])?;
+        let offs = level_offsets(n);
+        let mut count = n / 2;
+        for l in 1..offs.len() {
+            let src = digests.at(4 * offs[l - 1]);
+            let dst = digests.at(4 * offs[l]);
+            dev.launch(stage, ctx, dev.func(node_k), Self::grid(count as u64, threads), threads, 0, &[
+                src,
+                dst,
+                count as u64,
+            ])?;
+            count /= 2;
+        }
+        let root = self.download_u64(stage, ctx, digests.at(4 * (2 * n - 2)), 4)?;
+        Ok(CudaTree { digests: Arc::new(digests), root: digest_bytes(&root), leaves: n, hash })
+    }
+
+    fn open(&self, ctx: &Ctx, m: &CudaMatrix, tree: &CudaTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
+        let stage = Stage::MerkleOpen;
+        validate::open(m, tree, rows)?;
+        if rows.is_empty() {
+            return Ok(vec![]);
+        }
+        let (h, w) = (m.height, m.width);
+        let offs = level_offsets(tree.leaves);
+        let depth = offs.len() - 1;
+        let mut vidx = Vec::with_capacity(rows.len() * w);
+        let mut pidx = Vec::with_capacity(rows.len() * depth * 4);
+        for &r in rows {
+            vidx.extend((0..w).map(|c| (c * h + r) as u64));
+            for (l, off) in offs.iter().take(depth).enumerate() {
+                let sib = (r >> l) ^ 1;
+                pidx.extend((0..4).map(|k| (4 * (off + sib) + k) as u64));
+            }
+        }
+        let values = self.gather(stage, ctx, m.ptr(), &vidx)?;
+        let path = self.gather(stage, ctx, tree.digests.ptr, &pidx)?;
+        Ok(rows
+            .iter()
+            .enumerate()
+            .map(|(k, _)| RowOpening {
+                values: values[k * w..(k + 1) * w].iter().map(|&v| F::new(v)).collect(),
+                path: (0..depth).map(|l| digest_bytes(&path[(k * depth + l) * 4..])).collect(),
+            })
+            .collect())
+    }
+}
+
+impl CudaBackend {
+    fn gather(&self, stage: Stage, ctx: &Ctx, src: u64, idx: &[u64]) -> Result<Vec<u64>> {
+        if idx.is_empty() {
+            return Ok(vec![]);
+        }
+        let ib = self.upload_u64(stage, ctx, idx)?;
+        let out = self.dev.alloc(stage, ctx, idx.len())?;
+        let threads = 256;
+        self.dev.launch(stage, ctx, self.dev.func("gather_u64"), Self::grid(idx.len() as u64, threads), threads, 0, &[
+            src,
+            ib.ptr,
+            out.ptr,
+            idx.len() as u64,
+        ])?;
+        self.download_u64(stage, ctx, out.ptr, idx.len())
+    }
+}
+
+impl ComposeOps for CudaBackend {
+    fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<CudaMatrix>) -> Result<CudaMatrix> {
+        let stage = Stage::Compose;
+        check_domain(stage, &inputs.domain)?;
+        validate::compose(inputs)?;
+        let cs = inputs.constraints;
+        let log_big = inputs.domain.log_size;
+        let log_n = inputs.log_trace_height;
+        let log_blowup = log_big - log_n;
+        let big = inputs.domain.size();
+        let tw = self.twiddles(stage, ctx, log_big)?;
+        let src = compose::generate(cs);
+        let f = self.dev.generated(stage, ctx, "compose", &src, compose::KERNEL)?;
+        // Constants: challenges, auxiliary values, publics, alpha^k.
+        let cl = compose::const_layout(cs);
+        let mut cst = vec![0u64; cl.len.max(1)];
+        for (k, c) in inputs.challenges.iter().enumerate() {
+            cst[cl.challenges + 3 * k..cl.challenges + 3 * k + 3].copy_from_slice(&ext_u64(*c));
+        }
+        for (k, c) in inputs.aux_values.iter().enumerate() {
+            cst[cl.aux_values + 3 * k..cl.aux_values + 3 * k + 3].copy_from_slice(&ext_u64(*c));
+        }
+        for (k, p) in inputs.publics.iter().enumerate() {
+            cst[cl.publics + k] = p.value();
+        }
+        let mut a = Ext::ONE;
+        for k in 0..cs.constraints.len() {
+            cst[cl.alphas + 3 * k..cl.alphas + 3 * k + 3].copy_from_slice(&ext_u64(a));
+            a *= inputs.alpha;
+        }
+        // 1 / (x^n - 1) takes 2^log_blowup values on the coset: x^n = s^n w_B^j.
+        let shift = inputs.domain.shift;
+        let sn = shift.pow(1u64 << log_n);
+        let wb = F::two_adic_root(log_blowup);
+        let zinv: Vec<u64> = (0..1u64 << log_blowup)
+            .map(|j| (sn * wb.pow(j) - F::ONE).inverse().unwrap_or(F::ZERO).value())
+            .collect();
+        let g_inv = F::two_adic_root(log_n).inverse().expect("non-zero");
+        let cst_b = self.upload_u64(stage, ctx, &cst)?;
+        let zinv_b = self.upload_u64(stage, ctx, &zinv)?;
+        let out = self.dev.alloc(stage, ctx, big * 3)?;
+        let threads = 128;
+        self.dev.launch(stage, ctx, &f, Self::grid(big as u64, threads), threads, 0, &[
+            inputs.main.ptr(),
+            inputs.aux.map_or(0, |m| m.ptr()),
+            inputs.fixed.map_or(0, |m| m.ptr()),
+            cst_b.ptr,
+            zinv_b.ptr,
+            tw.fwd.ptr,
+            out.ptr,
+            log_big as u64,
+            log_blowup as u64,
+            shift.value(),
+            tw.log as u64,
+            g_inv.value(),
+        ])?;
+        Ok(self.matrix(out, big, 3))
+    }
+
+    fn split_quotient(
+        &self,
+        ctx: &Ctx,
+        quotient: &CudaMatrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<CudaMatrix> {
+        let stage = Stage::QuotientSplit;
+        check_domain(stage, &domain)?;
+        if log_trace_height > domain.log_size || parts > domain.size() >> log_trace_height {
+            return Err(BackendError::invalid(
+                stage,
+                format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
+            ));
+        }
+        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
+        let dev = &self.dev;
+        let log_big = domain.log_size;
+        let big = domain.size();
+        let n = 1usize << log_trace_height;
+        let tw = self.twiddles(stage, ctx, log_big)?;
+        let coeffs = dev.alloc(stage, ctx, big * 3)?;
+        ntt::natural(dev, stage, ctx, &tw, true, log_big, 3, quotient.ptr(), big as u64, coeffs.ptr, big as u64)?;
+        let bound = parts * n;
+        if bound < big {
+            let flag = dev.zeros(stage, ctx, 1)?;
+            let span = (big - bound) as u64 * 3;
+            let threads = 256;
+            dev.launch(stage, ctx, dev.func("any_nonzero_tail"), Self::grid(span, threads), threads, 0, &[
+                coeffs.ptr,
+                big as u64,
+                big as u64,
+                bound as u64,
+                3,
+                flag.ptr,
+            ])?;
+            let f = self.download_u64(stage, ctx, flag.ptr, 1)?;
+            if f[0] != 0 {
+                return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.to_string(), bound });
+            }
+        }
+        let out = dev.alloc(stage, ctx, big * 3 * parts)?;
+        let shift_inv = domain.shift.inverse().ok_or_else(|| BackendError::invalid(stage, "coset shift is zero"))?;
+        let log_blowup = log_big - log_trace_height;
+        for j in 0..parts {
+            let load = Load {
+                ptr: coeffs.at(j * n),
+                stride: big as u64,
+                mode: 3,
+                log_src_n: log_trace_height,
+                log_blowup,
+                twist_lo: 0,
+                twist_hi: 0,
+                twist_lo_bits: 0,
+                scale: shift_inv.pow((j * n) as u64),
+            };
+            ntt::run(dev, stage, ctx, &tw, false, false, log_big, log_blowup, log_big, 3, load, out.at(3 * j * big), big as u64, F::ONE)?;
+        }
+        Ok(self.matrix(out, big, 3 * parts))
+    }
+}
+
+impl DeepOps for CudaBackend {
+    fn evaluate_at(&self, ctx: &Ctx, m: &CudaMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        let stage = Stage::OutOfDomain;
+        check_domain(stage, &domain)?;
+        validate::evaluate_at(m, domain)?;
+        let dev = &self.dev;
+        let (big, w) = (domain.size(), m.width);
+        if points.is_empty() {
+            return Ok(vec![]);
+        }
+        if w == 0 {
+            return Ok(vec![vec![]; points.len()]);
+        }
+        let tw = self.twiddles(stage, ctx, domain.log_size)?;
+        let weights = dev.alloc(stage, ctx, big * 3)?;
+        let slices = big.div_ceil(4096).clamp(1, 64);
+        let partial = dev.alloc(stage, ctx, w * slices * 3)?;
+        let s = domain.shift;
+        let sn = s.pow(big as u64);
+        let mut out = Vec::with_capacity(points.len());
+        for &z in points {
+            if let Some(i) = domain_index(&domain, z) {
+                // A point of the domain: the column values themselves.
+                let idx: Vec<u64> = (0..w).map(|c| (c * big + i) as u64).collect();
+                let v = self.gather(stage, ctx, m.ptr(), &idx)?;
+                out.push(v.into_iter().map(|x| Ext::from_base(F::new(x))).collect());
+                continue;
+            }
+            let zc = ext_u64(z);
+            dev.launch(stage, ctx, dev.func("bary_weights"), Self::grid(big as u64, 128), 128, 0, &[
+                weights.ptr,
+                domain.log_size as u64,
+                zc[0],
+                zc[1],
+                zc[2],
+                s.value(),
+                tw.fwd.ptr,
+                tw.log as u64,
+            ])?;
+            for c0 in (0..w).step_by(65535) {
+                let nc = (w - c0).min(65535);
+                dev.launch(stage, ctx, dev.func("bary_partial"), (slices as u32, nc as u32, 1), 256, 0, &[
+                    m.buf.at(c0 * big),
+                    weights.ptr,
+                    big as u64,
+                    partial.at(c0 * slices * 3),
+                ])?;
+            }
+            let p = self.download_u64(stage, ctx, partial.ptr, w * slices * 3)?;
+            // (z^N - s^N) / (N s^N)
+            let num = z.pow(big as u64) - Ext::from_base(sn);
+            let den = (F::new(big as u64) * sn).inverse().ok_or_else(|| BackendError::invalid(stage, "zero shift"))?;
+            let pref = num.mul_base(den);
+            let row: Vec<Ext> = (0..w)
+                .map(|c| {
+                    let mut acc = Ext::ZERO;
+                    for k in 0..slices {
+                        acc += ext_of(&p[(c * slices + k) * 3..]);
+                    }
+                    pref * acc
+                })
+                .collect();
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CudaMatrix>]) -> Result<CudaMatrix> {
+        let stage = Stage::Deep;
+        check_domain(stage, &domain)?;
+        validate::deep(domain, points)?;
+        if points.iter().any(|p| domain_index(&domain, p.point).is_some()) {
+            return Err(BackendError::invalid(stage, "an opening point lies on the evaluation domain"));
+        }
+        let dev = &self.dev;
+        let big = domain.size();
+        let tw = self.twiddles(stage, ctx, domain.log_size)?;
+        let d = dev.alloc(stage, ctx, big * 3)?;
+        let acc = dev.alloc(stage, ctx, big * 3)?;
+        let threads = 128;
+        for (pi, p) in points.iter().enumerate() {
+            let mut v = Ext::ZERO;
+            let mut first = true;
+            for cols in &p.columns {
+                for (c, val) in cols.coeffs.iter().zip(&cols.values) {
+                    v += *c * *val;
+                }
+                if cols.matrix.width == 0 {
+                    continue;
+                }
+                let coeffs: Vec<u64> = cols.coeffs.iter().flat_map(|c| ext_u64(*c)).collect();
+                let cb = self.upload_u64(stage, ctx, &coeffs)?;
+                dev.launch(stage, ctx, dev.func("lincomb"), Self::grid(big as u64, threads), threads, 0, &[
+                    acc.ptr,
+                    cols.matrix.ptr(),
+                    cb.ptr,
+                    cols.matrix.width as u64,
+                    big as u64,
+                    (!first) as u64,
+                ])?;
+                first = false;
+            }
+            if first {
+                // SAFETY: acc holds big*3 elements.
+                unsafe { cudarc::driver::result::memset_d8_async(acc.ptr, 0, 8 * big * 3, dev.stream.cu_stream()) }
+                    .map_err(|e| dev.err(stage, ctx, e))?;
+            }
+            let z = ext_u64(p.point);
+            let vv = ext_u64(v);
+            dev.launch(stage, ctx, dev.func("deep_accum"), Self::grid(big as u64, threads), threads, 0, &[
+                d.ptr,
+                acc.ptr,
+                domain.log_size as u64,
+                z[0],
+                z[1],
+                z[2],
+                vv[0],
+                vv[1],
+                vv[2],
+                domain.shift.value(),
+                tw.fwd.ptr,
+                tw.log as u64,
+                (pi > 0) as u64,
+            ])?;
+        }
+        Ok(self.matrix(d, big, 3))
+    }
+}
+
+impl FriOps for CudaBackend {
+    fn fri_fold(
+        &self,
+        ctx: &Ctx,
+        layer: &CudaMatrix,
+        domain: Coset,
+        log_arity: u32,
+        beta: Ext,
+        roll_in: Option<(&CudaMatrix, Ext)>,
+    ) -> Result<CudaMatrix> {
+        let stage = Stage::FriFold;
+        check_domain(stage, &domain)?;
+        validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
+        let dev = &self.dev;
+        let m = domain.size() >> log_arity;
+        let tw = self.twiddles(stage, ctx, domain.log_size)?;
+        let out = dev.alloc(stage, ctx, m * 3)?;
+        let shift_inv = domain.shift.inverse().ok_or_else(|| BackendError::invalid(stage, "coset shift is zero"))?;
+        let a_inv = F::new(1u64 << log_arity).inverse().expect("non-zero");
+        let b = ext_u64(beta);
+        let (rp, s) = match roll_in {
+            Some((g, s)) => (g.ptr(), ext_u64(s)),
+            None => (0, [0; 3]),
+        };
+        let threads = 128;
+        dev.launch(stage, ctx, dev.func("fri_fold"), Self::grid(m as u64, threads), threads, 0, &[
+            layer.ptr(),
+            out.ptr,
+            domain.log_size as u64,
+            log_arity as u64,
+            b[0],
+            b[1],
+            b[2],
+            shift_inv.value(),
+            tw.inv.ptr,
+            tw.log as u64,
+            a_inv.value(),
+            rp,
+            s[0],
+            s[1],
+            s[2],
+        ])?;
+        Ok(self.matrix(out, m, 3))
+    }
+
+    fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
+        let stage = Stage::Grind;
+        validate::grind(bits)?;
+        if bits == 0 {
+            return Ok(0);
+        }
+        let dev = &self.dev;
+        let s: Vec<u64> = seed.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let best = self.upload_u64(stage, ctx, &[u64::MAX])?;
+        let kernel = match hash {
+            HashKind::Blake3 => "grind_blake3",
+            HashKind::Keccak256 => "grind_keccak",
+        };
+        let batch: u64 = 1 << 26;
+        let threads = 256;
+        let mut start = 0u64;
+        loop {
+            dev.launch(stage, ctx, dev.func(kernel), Self::grid(batch, threads), threads, 0, &[
+                s[0],
+                s[1],
+                s[2],
+                s[3],
+                start,
+                batch,
+                bits as u64,
+                best.ptr,
+            ])?;
+            let b = self.download_u64(stage, ctx, best.ptr, 1)?;
+            if b[0] != u64::MAX {
+                return Ok(b[0]);
+            }
+            start = start.checked_add(batch).ok_or_else(|| dev.err(stage, ctx, "nonce space exhausted"))?;
+        }
+    }
+}

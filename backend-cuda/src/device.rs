@@ -1,0 +1,317 @@
+//! The device side: context, stream, stream-ordered pool, pinned staging,
+//! kernel loading and launches.
+
+use crate::nvrtc::{self, Target};
+use backend_api::{BackendError, Ctx, Stage};
+use cudarc::driver::sys::{self, CUdeviceptr};
+use cudarc::driver::{result, CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What `probe` reports about one device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// (major, minor).
+    pub compute_capability: (u32, u32),
+    pub total_memory: usize,
+    pub multiprocessors: u32,
+}
+
+/// Fails with `Unavailable` unless both the driver and NVRTC libraries can
+/// be loaded. Checked before any other CUDA call: cudarc panics when a
+/// library is missing.
+pub fn check_libraries() -> Result<(), BackendError> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(BackendError::Unavailable("the CUDA driver library (libcuda) was not found".into()));
+    }
+    if !nvrtc::nvrtc_present() {
+        return Err(BackendError::Unavailable("the NVRTC library (libnvrtc) was not found".into()));
+    }
+    Ok(())
+}
+
+fn unavailable(what: &str, e: DriverError) -> BackendError {
+    BackendError::Unavailable(format!("{what}: {e}"))
+}
+
+/// Lists the CUDA devices. `Unavailable` when there is no driver.
+pub fn probe() -> Result<Vec<DeviceInfo>, BackendError> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(BackendError::Unavailable("the CUDA driver library (libcuda) was not found".into()));
+    }
+    result::init().map_err(|e| unavailable("cuInit", e))?;
+    let count = result::device::get_count().map_err(|e| unavailable("cuDeviceGetCount", e))?;
+    let mut out = Vec::new();
+    for ordinal in 0..count.max(0) as usize {
+        out.push(device_info(ordinal).map_err(|e| unavailable("device query", e))?);
+    }
+    Ok(out)
+}
+
+fn device_info(ordinal: usize) -> Result<DeviceInfo, DriverError> {
+    let dev = result::device::get(ordinal as i32)?;
+    let attr = |a| unsafe { result::device::get_attribute(dev, a) };
+    use sys::CUdevice_attribute::*;
+    let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32;
+    let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
+    let sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let name = result::device::get_name(dev)?;
+    let total_memory = unsafe { result::device::total_mem(dev)? };
+    Ok(DeviceInfo { ordinal, name, compute_capability: (major, minor), total_memory, multiprocessors: sms })
+}
+
+/// A buffer of u64 in device memory, from the stream-ordered pool; freed
+/// in stream order on drop (safe for any later work on the same stream).
+pub(crate) struct DevBuf {
+    pub(crate) ptr: CUdeviceptr,
+    dev: Arc<Device>,
+}
+
+impl DevBuf {
+    pub(crate) fn at(&self, offset_elems: usize) -> u64 {
+        self.ptr + 8 * offset_elems as u64
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        let _ = self.dev.ctx.bind_to_thread();
+        // SAFETY: allocated with malloc_async on this stream, freed once.
+        unsafe {
+            let _ = result::free_async(self.ptr, self.dev.stream.cu_stream());
+        }
+    }
+}
+
+/// log2 of the largest NTT tile (elements held in shared memory by a block).
+pub(crate) const NTT_TILE_LOG_MAX: u32 = 13;
+const STAGING_ELEMS: usize = 4 << 20; // 32 MiB per staging buffer
+const SMALL_COPY: usize = 1 << 16;
+
+/// The shared device state.
+pub(crate) struct Device {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) info: DeviceInfo,
+    pub(crate) functions: HashMap<&'static str, CudaFunction>,
+    pub(crate) ntt_tile_log: u32,
+    staging: Mutex<Option<PinnedHostSlice<u64>>>,
+    generated: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl Device {
+    pub(crate) fn new(ordinal: usize) -> Result<Arc<Device>, BackendError> {
+        check_libraries()?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
+        let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;
+        let stream = ctx.new_stream().map_err(|e| unavailable("stream creation", e))?;
+        // Keep freed blocks in the stream-ordered pool instead of returning
+        // them to the driver at every synchronization.
+        // SAFETY: the device handle comes from the live context.
+        unsafe {
+            if let Ok(pool) = result::device::get_default_mem_pool(ctx.cu_device()) {
+                let mut threshold: u64 = u64::MAX;
+                let _ = result::mem_pool::set_attribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    &mut threshold as *mut u64 as *mut _,
+                );
+            }
+        }
+        let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
+        let mut functions = HashMap::new();
+        for m in kernels_cuda::MODULES {
+            let c = nvrtc::compile(m.name, &m.source(), target)
+                .map_err(|e| BackendError::Unavailable(format!("kernel compilation: {e}")))?;
+            let module = ctx
+                .load_module(Ptx::from_binary(c.image))
+                .map_err(|e| unavailable(&format!("loading module {}", m.name), e))?;
+            for k in m.kernels {
+                let f = module.load_function(k).map_err(|e| unavailable(&format!("kernel {k}"), e))?;
+                functions.insert(*k, f);
+            }
+        }
+        let mut ntt_tile_log = 12;
+        if let Some(f) = functions.get("ntt_pass") {
+            // SAFETY: a live function handle.
+            let ok = unsafe {
+                result::function::set_function_attribute(
+                    f.cu_function(),
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    8 << NTT_TILE_LOG_MAX,
+                )
+            };
+            if ok.is_ok() {
+                ntt_tile_log = NTT_TILE_LOG_MAX;
+            }
+        }
+        Ok(Arc::new(Device {
+            ctx,
+            stream,
+            info,
+            functions,
+            ntt_tile_log,
+            staging: Mutex::new(None),
+            generated: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub(crate) fn err(&self, stage: Stage, ctx: &Ctx, e: impl std::fmt::Display) -> BackendError {
+        BackendError::Device { stage, table: ctx.table.to_string(), message: e.to_string() }
+    }
+
+    pub(crate) fn bind(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        self.ctx.bind_to_thread().map_err(|e| self.err(stage, ctx, e))
+    }
+
+    pub(crate) fn func(&self, name: &str) -> &CudaFunction {
+        self.functions.get(name).expect("every listed kernel is loaded at start")
+    }
+
+    /// Allocates `len` u64 from the stream-ordered pool; an out-of-memory
+    /// refusal is a typed device decline.
+    pub(crate) fn alloc(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
+        self.bind(stage, ctx)?;
+        let bytes = 8 * len.max(1);
+        // SAFETY: the stream is live; memory is initialised by the caller.
+        match unsafe { result::malloc_async(self.stream.cu_stream(), bytes) } {
+            Ok(ptr) => Ok(DevBuf { ptr, dev: self.clone() }),
+            Err(e) => {
+                let free = self.ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
+                if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+                    Err(BackendError::DeviceDecline {
+                        stage,
+                        table: ctx.table.to_string(),
+                        requested_bytes: bytes as u64,
+                        free_bytes: free,
+                        reason: e.to_string(),
+                    })
+                } else {
+                    Err(self.err(stage, ctx, e))
+                }
+            }
+        }
+    }
+
+    pub(crate) fn zeros(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
+        let b = self.alloc(stage, ctx, len)?;
+        // SAFETY: b is a live allocation of at least 8*len bytes.
+        unsafe { result::memset_d8_async(b.ptr, 0, 8 * len, self.stream.cu_stream()) }
+            .map_err(|e| self.err(stage, ctx, e))?;
+        Ok(b)
+    }
+
+    /// Copies host values to `dst` (elements from offset 0); large copies go
+    /// through a pinned staging buffer.
+    pub(crate) fn htod(&self, stage: Stage, ctx: &Ctx, src: &[u64], dst: CUdeviceptr) -> Result<(), BackendError> {
+        self.bind(stage, ctx)?;
+        let s = self.stream.cu_stream();
+        if src.len() <= SMALL_COPY {
+            // SAFETY: dst holds src.len() elements; a pageable copy is
+            // complete (staged) when the call returns.
+            unsafe { result::memcpy_htod_async(dst, src, s) }.map_err(|e| self.err(stage, ctx, e))?;
+            return self.sync(stage, ctx);
+        }
+        let mut guard = self.staging.lock().map_err(|_| self.err(stage, ctx, "staging lock poisoned"))?;
+        let pinned = self.staging_buffer(&mut guard, stage, ctx)?;
+        for (i, chunk) in src.chunks(STAGING_ELEMS).enumerate() {
+            let host = pinned.as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
+            host[..chunk.len()].copy_from_slice(chunk);
+            let d = dst + (8 * i * STAGING_ELEMS) as u64;
+            // SAFETY: pinned memory stays untouched until the sync below.
+            unsafe { result::memcpy_htod_async(d, &host[..chunk.len()], s) }.map_err(|e| self.err(stage, ctx, e))?;
+            self.sync(stage, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Copies `dst.len()` elements from device memory to the host.
+    pub(crate) fn dtoh(&self, stage: Stage, ctx: &Ctx, src: CUdeviceptr, dst: &mut [u64]) -> Result<(), BackendError> {
+        self.bind(stage, ctx)?;
+        let s = self.stream.cu_stream();
+        if dst.len() <= SMALL_COPY {
+            // SAFETY: src holds dst.len() elements; synchronized below.
+            unsafe { result::memcpy_dtoh_async(dst, src, s) }.map_err(|e| self.err(stage, ctx, e))?;
+            return self.sync(stage, ctx);
+        }
+        let mut guard = self.staging.lock().map_err(|_| self.err(stage, ctx, "staging lock poisoned"))?;
+        let pinned = self.staging_buffer(&mut guard, stage, ctx)?;
+        for (i, chunk) in dst.chunks_mut(STAGING_ELEMS).enumerate() {
+            let host = pinned.as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
+            let d = src + (8 * i * STAGING_ELEMS) as u64;
+            let n = chunk.len();
+            // SAFETY: as above; synchronized before the host reads it.
+            unsafe { result::memcpy_dtoh_async(&mut host[..n], d, s) }.map_err(|e| self.err(stage, ctx, e))?;
+            self.sync(stage, ctx)?;
+            chunk.copy_from_slice(&host[..n]);
+        }
+        Ok(())
+    }
+
+    fn staging_buffer<'a>(
+        &self,
+        guard: &'a mut Option<PinnedHostSlice<u64>>,
+        stage: Stage,
+        ctx: &Ctx,
+    ) -> Result<&'a mut PinnedHostSlice<u64>, BackendError> {
+        if guard.is_none() {
+            // SAFETY: plain page-locked memory (not write-combined: it is
+            // read back on downloads); initialised before use.
+            let p = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGING_ELEMS, 0) }
+                .map_err(|e| self.err(stage, ctx, e))?;
+            *guard = Some(p);
+        }
+        Ok(guard.as_mut().expect("just set"))
+    }
+
+    pub(crate) fn sync(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        self.stream.synchronize().map_err(|e| self.err(stage, ctx, e))
+    }
+
+    /// Launches `f` with u64 arguments (pointers and scalars alike).
+    pub(crate) fn launch(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        f: &CudaFunction,
+        grid: (u32, u32, u32),
+        block: u32,
+        smem: u32,
+        args: &[u64],
+    ) -> Result<(), BackendError> {
+        let cfg = LaunchConfig { grid_dim: grid, block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        let mut b = self.stream.launch_builder(f);
+        for a in args {
+            b.arg(a);
+        }
+        // SAFETY: every kernel takes exactly these u64 parameters (see
+        // kernels-cuda); pointers are live allocations on this stream.
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| self.err(stage, ctx, format!("launch failed: {e}")))
+    }
+
+    /// A generated kernel, compiled (through the disk cache) once per source.
+    pub(crate) fn generated(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        name: &str,
+        source: &str,
+        kernel: &str,
+    ) -> Result<CudaFunction, BackendError> {
+        let mut cache = self.generated.lock().map_err(|_| self.err(stage, ctx, "kernel cache lock poisoned"))?;
+        if let Some(f) = cache.get(source) {
+            return Ok(f.clone());
+        }
+        let (ma, mi) = self.info.compute_capability;
+        let c = nvrtc::compile(name, source, Target::Cubin(ma, mi)).map_err(|e| self.err(stage, ctx, e))?;
+        let module = self.ctx.load_module(Ptx::from_binary(c.image)).map_err(|e| self.err(stage, ctx, e))?;
+        let f = module.load_function(kernel).map_err(|e| self.err(stage, ctx, e))?;
+        cache.insert(source.to_string(), f.clone());
+        Ok(f)
+    }
+}

@@ -1,0 +1,198 @@
+//! NTT pass planning and execution (see kernels-cuda's ntt.cu).
+
+use crate::device::{DevBuf, Device};
+use backend_api::{BackendError, Ctx, Stage, F};
+use std::sync::{Arc, Mutex};
+
+/// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
+pub(crate) struct Twiddles {
+    pub(crate) log: u32,
+    pub(crate) fwd: Arc<DevBuf>,
+    pub(crate) inv: Arc<DevBuf>,
+}
+
+pub(crate) struct TwiddleCache(Mutex<Option<Arc<Twiddles>>>);
+
+impl TwiddleCache {
+    pub(crate) fn new() -> TwiddleCache {
+        TwiddleCache(Mutex::new(None))
+    }
+
+    /// Tables valid for every domain of size up to 2^log.
+    pub(crate) fn get(&self, dev: &Arc<Device>, stage: Stage, ctx: &Ctx, log: u32) -> Result<Arc<Twiddles>, BackendError> {
+        let mut g = self.0.lock().map_err(|_| dev.err(stage, ctx, "twiddle lock poisoned"))?;
+        if let Some(t) = g.as_ref() {
+            if t.log >= log {
+                return Ok(t.clone());
+            }
+        }
+        let log = log.max(12);
+        let half = 1usize << (log - 1);
+        let w = F::two_adic_root(log);
+        let wi = w.inverse().expect("roots of unity are non-zero");
+        let mut fwd = Vec::with_capacity(half);
+        let mut inv = Vec::with_capacity(half);
+        let (mut a, mut b) = (F::ONE, F::ONE);
+        for _ in 0..half {
+            fwd.push(a.value());
+            inv.push(b.value());
+            a *= w;
+            b *= wi;
+        }
+        let fb = dev.alloc(stage, ctx, half)?;
+        dev.htod(stage, ctx, &fwd, fb.ptr)?;
+        let ib = dev.alloc(stage, ctx, half)?;
+        dev.htod(stage, ctx, &inv, ib.ptr)?;
+        let t = Arc::new(Twiddles { log, fwd: Arc::new(fb), inv: Arc::new(ib) });
+        *g = Some(t.clone());
+        Ok(t)
+    }
+}
+
+/// How the first pass reads its input.
+#[derive(Clone, Copy)]
+pub(crate) struct Load {
+    pub ptr: u64,
+    pub stride: u64,
+    /// 0 plain, 1 bit-reversed gather, 2 expand bit-reversed coefficients,
+    /// 3 expand natural-order coefficients.
+    pub mode: u64,
+    pub log_src_n: u32,
+    pub log_blowup: u32,
+    pub twist_lo: u64,
+    pub twist_hi: u64,
+    pub twist_lo_bits: u32,
+    pub scale: F,
+}
+
+impl Load {
+    pub(crate) fn plain(ptr: u64, stride: u64) -> Load {
+        Load {
+            ptr,
+            stride,
+            mode: 0,
+            log_src_n: 0,
+            log_blowup: 0,
+            twist_lo: 0,
+            twist_hi: 0,
+            twist_lo_bits: 0,
+            scale: F::ONE,
+        }
+    }
+    pub(crate) fn bitrev(ptr: u64, stride: u64) -> Load {
+        Load { mode: 1, ..Load::plain(ptr, stride) }
+    }
+}
+
+/// Splits levels [from, to) into passes (l0, k, c): k levels from bit l0,
+/// tiles of 2^c consecutive indices, 2^(k+c) elements in shared memory.
+pub(crate) fn plan(from: u32, to: u32, tile_log: u32) -> Vec<(u32, u32, u32)> {
+    let mut v = Vec::new();
+    let mut l0 = from;
+    while l0 < to {
+        let c = l0.min(3);
+        let kmax = tile_log - c;
+        let rem = to - l0;
+        let passes = rem.div_ceil(kmax);
+        let k = rem.div_ceil(passes);
+        v.push((l0, k, c));
+        l0 += k;
+    }
+    if v.is_empty() {
+        // A transform-only pass (no butterflies) when the load must still run.
+        v.push((from, 0, 0));
+    }
+    v
+}
+
+/// Runs butterfly levels [from, to) of a size-2^log_n transform on `cols`
+/// columns, reading the first pass through `load` and writing `dst`
+/// (stride dst_stride) in place afterwards. DIT levels run upwards, DIF
+/// levels downwards. The last pass multiplies by `store_scale`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    dev: &Device,
+    stage: Stage,
+    ctx: &Ctx,
+    tw: &Twiddles,
+    inverse_roots: bool,
+    dif: bool,
+    log_n: u32,
+    from: u32,
+    to: u32,
+    cols: usize,
+    load: Load,
+    dst: u64,
+    dst_stride: u64,
+    store_scale: F,
+) -> Result<(), BackendError> {
+    if cols == 0 {
+        return Ok(());
+    }
+    let mut passes = plan(from, to, dev.ntt_tile_log);
+    if dif {
+        passes.reverse();
+    }
+    let table = if inverse_roots { tw.inv.ptr } else { tw.fwd.ptr };
+    let f = dev.func("ntt_pass");
+    let last = passes.len() - 1;
+    for (idx, &(l0, k, c)) in passes.iter().enumerate() {
+        let e_log = k + c;
+        let threads = ((1u32 << e_log) / 2).clamp(1, 512);
+        let blocks = 1u64 << (log_n - e_log);
+        let ld = if idx == 0 { load } else { Load::plain(dst, dst_stride) };
+        let scale = if idx == last { store_scale } else { F::ONE };
+        for c0 in (0..cols).step_by(65535) {
+            let nc = (cols - c0).min(65535);
+            let args = [
+                ld.ptr + 8 * c0 as u64 * ld.stride,
+                dst + 8 * c0 as u64 * dst_stride,
+                ld.stride,
+                dst_stride,
+                log_n as u64,
+                l0 as u64,
+                k as u64,
+                c as u64,
+                dif as u64,
+                table,
+                tw.log as u64,
+                ld.mode,
+                ld.log_src_n as u64,
+                ld.log_blowup as u64,
+                ld.twist_lo,
+                ld.twist_hi,
+                ld.twist_lo_bits as u64,
+                ld.scale.value(),
+                scale.value(),
+            ];
+            if blocks > u32::MAX as u64 / 2 {
+                return Err(dev.err(stage, ctx, "transform too large"));
+            }
+            dev.launch(stage, ctx, f, (blocks as u32, nc as u32, 1), threads, 8 << e_log, &args)?;
+        }
+    }
+    Ok(())
+}
+
+/// Natural-order forward or inverse NTT of `cols` columns of height 2^log_n.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn natural(
+    dev: &Device,
+    stage: Stage,
+    ctx: &Ctx,
+    tw: &Twiddles,
+    inverse: bool,
+    log_n: u32,
+    cols: usize,
+    src: u64,
+    src_stride: u64,
+    dst: u64,
+    dst_stride: u64,
+) -> Result<(), BackendError> {
+    let scale = if inverse {
+        F::new(1u64 << log_n).inverse().expect("non-zero")
+    } else {
+        F::ONE
+    };
+    run(dev, stage, ctx, tw, inverse, false, log_n, 0, log_n, cols, Load::bitrev(src, src_stride), dst, dst_stride, scale)
+}

@@ -1,0 +1,56 @@
+//! Compiles every kernel (and a generated composition kernel) to PTX with
+//! NVRTC for sm_80, sm_90 and sm_120. Needs no GPU, only libnvrtc (CI
+//! installs PyPI's `nvidia-cuda-nvrtc` and points LD_LIBRARY_PATH at it).
+//! Skips with a message when NVRTC is absent; fails on any error or
+//! warning.
+
+use backend_api::{ConstraintBuilder, Expr, Layout};
+use backend_cuda::nvrtc::{self, Target};
+
+const ARCHS: [(u32, u32); 3] = [(8, 0), (9, 0), (12, 0)];
+
+fn sample_constraints() -> backend_api::ConstraintSystem {
+    let layout = Layout { fixed_width: 1, main_width: 3, aux_width: 1, num_challenges: 2, num_public: 1, num_aux_values: 1 };
+    let mut b = ConstraintBuilder::new(layout);
+    let a = Expr::main(0, 0);
+    b.when_transition(Expr::main(0, 1) - &a * &a * Expr::fixed(0, 0));
+    b.when_first_row(Expr::main(1, 0) - Expr::public(0));
+    b.when_last_row(Expr::aux(0, 0) - Expr::aux_value(0));
+    b.always(Expr::aux(0, 1) * Expr::challenge(0) - Expr::main(2, 0) - Expr::challenge(1));
+    b.build().expect("valid constraints")
+}
+
+#[test]
+fn every_kernel_compiles_to_ptx_without_warnings() {
+    if !nvrtc::nvrtc_present() {
+        println!("SKIPPED: libnvrtc not found (install nvidia-cuda-nvrtc and set LD_LIBRARY_PATH)");
+        return;
+    }
+    let version = nvrtc::version().expect("nvrtc version");
+    let mut sources: Vec<(String, String)> =
+        kernels_cuda::MODULES.iter().map(|m| (m.name.to_string(), m.source())).collect();
+    sources.push(("compose".into(), backend_cuda::compose_source(&sample_constraints())));
+    let mut failures = Vec::new();
+    for (ma, mi) in ARCHS {
+        for (name, src) in &sources {
+            match nvrtc::compile_uncached(name, src, Target::Ptx(ma, mi)) {
+                Ok(c) => {
+                    let ptx = String::from_utf8_lossy(&c.image);
+                    if !c.log.is_empty() {
+                        failures.push(format!("{name} sm_{ma}{mi}: NVRTC log not empty:\n{}", c.log));
+                    }
+                    if let Some(m) = kernels_cuda::MODULES.iter().find(|m| m.name == name) {
+                        for k in m.kernels {
+                            if !ptx.contains(&format!(".entry {k}(")) {
+                                failures.push(format!("{name} sm_{ma}{mi}: no entry {k} in the PTX"));
+                            }
+                        }
+                    }
+                    println!("{name} compute_{ma}{mi}: {} bytes of PTX (NVRTC {}.{})", c.image.len(), version.0, version.1);
+                }
+                Err(e) => failures.push(e),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,357 @@
+//! Every operation of the CUDA backend against the reference CPU backend,
+//! byte for byte, on random non-zero inputs. Without a CUDA device these
+//! tests print that they were skipped and pass (CI has no GPU).
+//! `KILN_CUDA_TEST_MAX_LOG` caps the largest height (default 20).
+
+use backend_api::ir::ConstraintSystem;
+use backend_api::{
+    BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, ConstraintBuilder, Coset, Ctx, DeepColumns,
+    DeepOps, DeepPoint, DeviceTree, Expr, Ext, FriOps, HashKind, Layout, MerkleOps, NttOps, F, GENERATOR,
+};
+use backend_cpu::CpuBackend;
+use backend_cuda::CudaBackend;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::OnceLock;
+
+fn gpu() -> Option<&'static CudaBackend> {
+    static GPU: OnceLock<Option<CudaBackend>> = OnceLock::new();
+    let g = GPU.get_or_init(|| match CudaBackend::new(0) {
+        Ok(b) => {
+            println!("CUDA device: {:?}", b.device());
+            Some(b)
+        }
+        Err(e) => {
+            println!("SKIPPED: no CUDA device ({e})");
+            None
+        }
+    });
+    if g.is_none() {
+        println!("SKIPPED: no CUDA device");
+    }
+    g.as_ref()
+}
+
+fn max_log() -> u32 {
+    std::env::var("KILN_CUDA_TEST_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(20)
+}
+
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+fn nz(r: &mut ChaCha8Rng) -> F {
+    loop {
+        let v = F::new(r.gen());
+        if !v.is_zero() {
+            return v;
+        }
+    }
+}
+
+fn ext(r: &mut ChaCha8Rng) -> Ext {
+    Ext::new(nz(r), nz(r), nz(r))
+}
+
+fn random_matrix(r: &mut ChaCha8Rng, w: usize, h: usize) -> ColMatrix {
+    ColMatrix::new(w, h, (0..w * h).map(|_| nz(r)).collect())
+}
+
+fn ctx() -> Ctx<'static> {
+    Ctx::table("test")
+}
+
+fn first_diff(a: &ColMatrix, b: &ColMatrix) -> String {
+    if a.width() != b.width() || a.height() != b.height() {
+        return format!("shape {}x{} vs {}x{}", a.height(), a.width(), b.height(), b.width());
+    }
+    for c in 0..a.width() {
+        for r in 0..a.height() {
+            if a.get(r, c) != b.get(r, c) {
+                return format!("column {c} row {r}: {} vs {}", a.get(r, c), b.get(r, c));
+            }
+        }
+    }
+    "equal".into()
+}
+
+macro_rules! same {
+    ($gpu:expr, $cpu:expr, $what:expr) => {{
+        let g = $gpu;
+        let c = $cpu;
+        assert!(g == c, "{}: GPU and CPU differ: {}", $what, first_diff(&g, &c));
+    }};
+}
+
+fn shapes() -> Vec<(u32, usize)> {
+    let mut v = vec![(0, 1), (1, 3), (2, 2), (3, 5), (5, 1), (8, 7), (10, 4), (11, 3), (12, 2), (13, 9), (14, 1)];
+    for (l, w) in [(16, 8), (18, 3), (20, 16), (22, 2)] {
+        if l <= max_log() {
+            v.push((l, w));
+        }
+    }
+    v
+}
+
+#[test]
+fn ntt_and_intt_match() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(1);
+    for (log, w) in shapes() {
+        let m = random_matrix(&mut r, w, 1 << log);
+        let (g, c) = (gpu.upload(&ctx(), &m).unwrap(), cpu.upload(&ctx(), &m).unwrap());
+        let gn = gpu.download(&ctx(), &gpu.ntt(&ctx(), &g).unwrap()).unwrap();
+        let cn = cpu.download(&ctx(), &cpu.ntt(&ctx(), &c).unwrap()).unwrap();
+        same!(gn, cn, format!("ntt 2^{log} x {w}"));
+        let gi = gpu.download(&ctx(), &gpu.intt(&ctx(), &g).unwrap()).unwrap();
+        let ci = cpu.download(&ctx(), &cpu.intt(&ctx(), &c).unwrap()).unwrap();
+        same!(gi, ci, format!("intt 2^{log} x {w}"));
+    }
+}
+
+#[test]
+fn coset_lde_matches() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(2);
+    for (log, w) in shapes() {
+        for log_blowup in 1..=4u32 {
+            if log + log_blowup > max_log() + 2 {
+                continue;
+            }
+            let m = random_matrix(&mut r, w, 1 << log);
+            let shift = if log_blowup == 2 { nz(&mut r) } else { GENERATOR };
+            let g = gpu.coset_lde(&ctx(), &gpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+            let c = cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+            same!(
+                gpu.download(&ctx(), &g).unwrap(),
+                cpu.download(&ctx(), &c).unwrap(),
+                format!("lde 2^{log} x {w} blowup 2^{log_blowup}")
+            );
+        }
+    }
+}
+
+#[test]
+fn merkle_commit_and_open_match() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(3);
+    let mut cases = vec![(0u32, 1usize), (1, 1), (3, 17), (4, 16), (5, 128), (6, 129), (4, 256), (3, 300), (2, 1000)];
+    cases.extend([(10, 7), (12, 34), (16, 8)]);
+    if max_log() >= 20 {
+        cases.push((20, 4));
+    }
+    for (log, w) in cases {
+        let m = random_matrix(&mut r, w, 1 << log);
+        let (gm, cm) = (gpu.upload(&ctx(), &m).unwrap(), cpu.upload(&ctx(), &m).unwrap());
+        for hash in HashKind::ALL {
+            let gt = gpu.commit(&ctx(), &gm, hash).unwrap();
+            let ct = cpu.commit(&ctx(), &cm, hash).unwrap();
+            assert_eq!(gt.root(), ct.root(), "{hash} root of 2^{log} x {w}");
+            let rows: Vec<usize> = (0..5).map(|_| r.gen_range(0..1usize << log)).collect();
+            let go = gpu.open(&ctx(), &gm, &gt, &rows).unwrap();
+            let co = cpu.open(&ctx(), &cm, &ct, &rows).unwrap();
+            assert_eq!(go, co, "{hash} openings of 2^{log} x {w}");
+        }
+    }
+}
+
+#[test]
+fn fri_fold_matches() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(4);
+    for log in [1u32, 2, 4, 9, 13, 16, max_log().min(20)] {
+        for log_arity in 1..=4u32 {
+            if log_arity > log {
+                continue;
+            }
+            let domain = Coset::new(log, nz(&mut r));
+            let layer = random_matrix(&mut r, 3, 1 << log);
+            let roll = random_matrix(&mut r, 3, 1 << (log - log_arity));
+            let beta = ext(&mut r);
+            let s = ext(&mut r);
+            let (gl, cl) = (gpu.upload(&ctx(), &layer).unwrap(), cpu.upload(&ctx(), &layer).unwrap());
+            let (gr, cr) = (gpu.upload(&ctx(), &roll).unwrap(), cpu.upload(&ctx(), &roll).unwrap());
+            for with_roll in [false, true] {
+                let g = gpu.fri_fold(&ctx(), &gl, domain, log_arity, beta, with_roll.then_some((&gr, s))).unwrap();
+                let c = cpu.fri_fold(&ctx(), &cl, domain, log_arity, beta, with_roll.then_some((&cr, s))).unwrap();
+                same!(
+                    gpu.download(&ctx(), &g).unwrap(),
+                    cpu.download(&ctx(), &c).unwrap(),
+                    format!("fold 2^{log} by 2^{log_arity} roll {with_roll}")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn deep_and_evaluate_at_match() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(5);
+    for (log, w) in [(0u32, 2usize), (1, 1), (4, 3), (10, 12), (14, 5), (max_log().min(20), 6)] {
+        let domain = Coset::new(log, GENERATOR);
+        let a = random_matrix(&mut r, w, 1 << log);
+        let b = random_matrix(&mut r, 3, 1 << log);
+        let (ga, ca) = (gpu.upload(&ctx(), &a).unwrap(), cpu.upload(&ctx(), &a).unwrap());
+        let (gb, cb) = (gpu.upload(&ctx(), &b).unwrap(), cpu.upload(&ctx(), &b).unwrap());
+        let z = [ext(&mut r), ext(&mut r), Ext::from_base(domain.point(1 % (1 << log)))];
+        assert_eq!(
+            gpu.evaluate_at(&ctx(), &ga, domain, &z).unwrap(),
+            cpu.evaluate_at(&ctx(), &ca, domain, &z).unwrap(),
+            "evaluate_at 2^{log} x {w}"
+        );
+        let coeffs = |r: &mut ChaCha8Rng, n| (0..n).map(|_| ext(r)).collect::<Vec<_>>();
+        let (ka, kb, va, vb) = (coeffs(&mut r, w), coeffs(&mut r, 3), coeffs(&mut r, w), coeffs(&mut r, 3));
+        let (k2, v2) = (coeffs(&mut r, w), coeffs(&mut r, w));
+        macro_rules! pts {
+            ($ma:expr, $mb:expr) => {{
+                let (ma, mb) = ($ma, $mb);
+            vec![
+                DeepPoint {
+                    point: z[0],
+                    columns: vec![
+                        DeepColumns { matrix: ma, coeffs: ka.clone(), values: va.clone() },
+                        DeepColumns { matrix: mb, coeffs: kb.clone(), values: vb.clone() },
+                    ],
+                },
+                DeepPoint { point: z[1], columns: vec![DeepColumns { matrix: ma, coeffs: k2.clone(), values: v2.clone() }] },
+            ]
+            }};
+        }
+        let g = gpu.deep_quotient(&ctx(), domain, &pts!(&ga, &gb)).unwrap();
+        let c = cpu.deep_quotient(&ctx(), domain, &pts!(&ca, &cb)).unwrap();
+        same!(gpu.download(&ctx(), &g).unwrap(), cpu.download(&ctx(), &c).unwrap(), format!("deep 2^{log} x {w}"));
+        let gbad = vec![DeepPoint { point: z[2], columns: vec![] }];
+        let cbad = vec![DeepPoint { point: z[2], columns: vec![] }];
+        assert_eq!(gpu.deep_quotient(&ctx(), domain, &gbad).err(), cpu.deep_quotient(&ctx(), domain, &cbad).err());
+    }
+}
+
+#[test]
+fn grind_matches() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(6);
+    for hash in HashKind::ALL {
+        for bits in [0u32, 1, 4, 8, 12, 16] {
+            let seed: [u8; 32] = r.gen();
+            let g = gpu.grind(&ctx(), hash, &seed, bits).unwrap();
+            let c = cpu.grind(&ctx(), hash, &seed, bits).unwrap();
+            assert_eq!(g, c, "{hash} {bits} bits");
+        }
+    }
+    let seed: [u8; 32] = r.gen();
+    for hash in HashKind::ALL {
+        let t = std::time::Instant::now();
+        let n = gpu.grind(&ctx(), hash, &seed, 24).unwrap();
+        assert!(backend_api::hash::pow_ok(hash, &seed, n, 24));
+        println!("grind {hash} 24 bits: nonce {n} in {:?}", t.elapsed());
+    }
+}
+
+fn sample_system() -> ConstraintSystem {
+    let layout = Layout { fixed_width: 1, main_width: 3, aux_width: 2, num_challenges: 2, num_public: 2, num_aux_values: 1 };
+    let mut b = ConstraintBuilder::new(layout);
+    let a = Expr::main(0, 0);
+    b.when_transition(Expr::main(0, 1) - &a * &a * Expr::fixed(0, 0) - Expr::main(1, 0));
+    b.when_transition(Expr::main(1, 1) - Expr::main(2, 0) * Expr::fixed(0, 1));
+    b.when_first_row(Expr::main(1, 0) - Expr::public(0));
+    b.when_last_row(Expr::aux(1, 0) - Expr::aux_value(0));
+    b.always((Expr::aux(0, 1) - Expr::aux(0, 0)) * (Expr::challenge(0) - Expr::main(2, 0)) - Expr::challenge(1));
+    b.always(-Expr::main(2, 0) * Expr::from_u64(7) + Expr::public(1));
+    b.build().expect("valid constraints")
+}
+
+#[test]
+fn compose_and_split_match() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(7);
+    let cs = sample_system();
+    for (log_n, log_blowup) in [(0u32, 1u32), (1, 2), (3, 1), (6, 2), (10, 3), (12, 2), (max_log().min(20) - 2, 2)] {
+        let big = 1usize << (log_n + log_blowup);
+        let domain = Coset::new(log_n + log_blowup, GENERATOR);
+        let main = random_matrix(&mut r, 3, big);
+        let fixed = random_matrix(&mut r, 1, big);
+        let aux = random_matrix(&mut r, 6, big);
+        let challenges = vec![ext(&mut r), ext(&mut r)];
+        let publics = vec![nz(&mut r), nz(&mut r)];
+        let aux_values = vec![ext(&mut r)];
+        let alpha = ext(&mut r);
+        macro_rules! inputs {
+            ($b:expr) => {{
+                let (m, f, a) = ($b.upload(&ctx(), &main).unwrap(), $b.upload(&ctx(), &fixed).unwrap(), $b.upload(&ctx(), &aux).unwrap());
+                let i = ComposeInputs {
+                    constraints: &cs,
+                    fixed: Some(&f),
+                    main: &m,
+                    aux: Some(&a),
+                    log_trace_height: log_n,
+                    domain,
+                    challenges: &challenges,
+                    publics: &publics,
+                    aux_values: &aux_values,
+                    alpha,
+                };
+                $b.download(&ctx(), &$b.compose(&ctx(), &i).unwrap()).unwrap()
+            }};
+        }
+        same!(inputs!(gpu), inputs!(cpu), format!("compose 2^{log_n} blowup 2^{log_blowup}"));
+        // Split: a quotient of degree < parts*n passes, random values fail.
+        for parts in [1usize, 2] {
+            let log_parts = parts.trailing_zeros();
+            if log_parts >= log_blowup {
+                continue;
+            }
+            let low = random_matrix(&mut r, 3, parts << log_n);
+            let q = cpu.download(&ctx(), &cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &low).unwrap(), log_blowup - log_parts, GENERATOR).unwrap()).unwrap();
+            let g = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts).unwrap();
+            let c = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts).unwrap();
+            same!(gpu.download(&ctx(), &g).unwrap(), cpu.download(&ctx(), &c).unwrap(), format!("split 2^{log_n} parts {parts}"));
+            let noise = random_matrix(&mut r, 3, big);
+            let ge = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts).err();
+            let ce = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts).err();
+            assert_eq!(ge, ce, "split error 2^{log_n} parts {parts}");
+            assert!(matches!(ge, Some(BackendError::ConstraintsNotSatisfied { .. })));
+        }
+    }
+}
+
+#[test]
+fn reshape_shares_and_validates() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = CpuBackend::new();
+    let mut r = rng(8);
+    let m = random_matrix(&mut r, 3, 64);
+    let g = gpu.reshape(&ctx(), &gpu.upload(&ctx(), &m).unwrap(), 16).unwrap();
+    let c = cpu.reshape(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), 16).unwrap();
+    same!(gpu.download(&ctx(), &g).unwrap(), cpu.download(&ctx(), &c).unwrap(), "reshape");
+    assert_eq!(
+        gpu.reshape(&ctx(), &gpu.upload(&ctx(), &m).unwrap(), 48).err(),
+        cpu.reshape(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), 48).err()
+    );
+}
+
+#[test]
+fn no_driver_is_a_clean_unavailable() {
+    // Where there is no libcuda this must be a typed error, never a panic.
+    if unsafe_no_driver() {
+        match CudaBackend::new(0) {
+            Err(BackendError::Unavailable(msg)) => println!("unavailable as expected: {msg}"),
+            Err(e) => panic!("expected Unavailable, got {e}"),
+            Ok(_) => panic!("a backend without a driver"),
+        }
+        assert!(matches!(backend_cuda::probe(), Err(BackendError::Unavailable(_))));
+    } else {
+        println!("driver present: probe lists {:?}", backend_cuda::probe());
+    }
+}
+
+fn unsafe_no_driver() -> bool {
+    backend_cuda::check_libraries().is_err() && backend_cuda::probe().is_err()
+}

@@ -1,0 +1,127 @@
+// Goldilocks field p = 2^64 - 2^32 + 1 and its cubic extension X^3 = 2.
+// Every value kept in registers or memory is canonical (0 <= v < p), so
+// results are bit-identical to the host reference.
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+#define GL_P 0xFFFFFFFF00000001ull
+#define GL_EPS 0xFFFFFFFFull
+
+__device__ __forceinline__ u64 f_add(u64 a, u64 b) {
+    u64 s = a + b;
+    if (s < a) {
+        s += GL_EPS;
+    } else if (s >= GL_P) {
+        s -= GL_P;
+    }
+    return s;
+}
+
+__device__ __forceinline__ u64 f_sub(u64 a, u64 b) {
+    u64 d = a - b;
+    if (a < b) d -= GL_EPS;
+    return d;
+}
+
+__device__ __forceinline__ u64 f_neg(u64 a) { return a ? GL_P - a : 0ull; }
+
+__device__ __forceinline__ u64 f_mul(u64 a, u64 b) {
+    u64 lo = a * b;
+    u64 hi = __umul64hi(a, b);
+    u64 hh = hi >> 32;
+    u64 hl = hi & GL_EPS;
+    u64 t0 = lo - hh;
+    if (lo < hh) t0 -= GL_EPS;
+    u64 t1 = (hl << 32) - hl;
+    u64 r = t0 + t1;
+    if (r < t1) r += GL_EPS;
+    if (r >= GL_P) r -= GL_P;
+    return r;
+}
+
+__device__ __forceinline__ u64 f_sqr(u64 a) { return f_mul(a, a); }
+
+__device__ __forceinline__ u64 f_pow(u64 a, u64 e) {
+    u64 acc = 1;
+    while (e) {
+        if (e & 1) acc = f_mul(acc, a);
+        a = f_sqr(a);
+        e >>= 1;
+    }
+    return acc;
+}
+
+// a^(p-2); zero maps to zero.
+__device__ __forceinline__ u64 f_inv(u64 a) { return f_pow(a, GL_P - 2); }
+
+// Reverses the low `bits` bits of i.
+__device__ __forceinline__ u64 brev_bits(u64 i, u32 bits) { return bits ? (__brevll(i) >> (64 - bits)) : 0ull; }
+
+// w_N^i (N = 2^log_n) from a table of w_(2^tw_log)^k, k < 2^(tw_log-1), tw_log >= log_n.
+__device__ __forceinline__ u64 root_pow(const u64* __restrict__ tw, u32 tw_log, u32 log_n, u64 i) {
+    if (log_n == 0) return 1ull;
+    u64 half = 1ull << (log_n - 1);
+    i &= (half << 1) - 1;
+    if (i < half) return tw[i << (tw_log - log_n)];
+    return f_neg(tw[(i - half) << (tw_log - log_n)]);
+}
+
+struct ext3 {
+    u64 a, b, c;
+};
+
+__device__ __forceinline__ ext3 e_make(u64 a, u64 b, u64 c) {
+    ext3 r;
+    r.a = a;
+    r.b = b;
+    r.c = c;
+    return r;
+}
+__device__ __forceinline__ ext3 e_zero() { return e_make(0, 0, 0); }
+__device__ __forceinline__ ext3 e_one() { return e_make(1, 0, 0); }
+__device__ __forceinline__ ext3 e_add(ext3 x, ext3 y) { return e_make(f_add(x.a, y.a), f_add(x.b, y.b), f_add(x.c, y.c)); }
+__device__ __forceinline__ ext3 e_sub(ext3 x, ext3 y) { return e_make(f_sub(x.a, y.a), f_sub(x.b, y.b), f_sub(x.c, y.c)); }
+__device__ __forceinline__ ext3 e_neg(ext3 x) { return e_make(f_neg(x.a), f_neg(x.b), f_neg(x.c)); }
+__device__ __forceinline__ ext3 e_mul_base(ext3 x, u64 s) { return e_make(f_mul(x.a, s), f_mul(x.b, s), f_mul(x.c, s)); }
+__device__ __forceinline__ u64 f_dbl(u64 a) { return f_add(a, a); }
+__device__ __forceinline__ ext3 e_mul(ext3 x, ext3 y) {
+    u64 c0 = f_add(f_mul(x.a, y.a), f_dbl(f_add(f_mul(x.b, y.c), f_mul(x.c, y.b))));
+    u64 c1 = f_add(f_add(f_mul(x.a, y.b), f_mul(x.b, y.a)), f_dbl(f_mul(x.c, y.c)));
+    u64 c2 = f_add(f_add(f_mul(x.a, y.c), f_mul(x.b, y.b)), f_mul(x.c, y.a));
+    return e_make(c0, c1, c2);
+}
+// Inverse through the norm; zero maps to zero.
+__device__ __forceinline__ ext3 e_inv(ext3 x) {
+    u64 t0 = f_sub(f_sqr(x.a), f_dbl(f_mul(x.b, x.c)));
+    u64 t1 = f_sub(f_dbl(f_sqr(x.c)), f_mul(x.a, x.b));
+    u64 t2 = f_sub(f_sqr(x.b), f_mul(x.a, x.c));
+    u64 norm = f_add(f_mul(x.a, t0), f_dbl(f_add(f_mul(x.c, t1), f_mul(x.b, t2))));
+    u64 inv = f_inv(norm);
+    return e_make(f_mul(t0, inv), f_mul(t1, inv), f_mul(t2, inv));
+}
+__device__ __forceinline__ ext3 e_load(const u64* __restrict__ base, u64 stride, u64 i) {
+    return e_make(base[i], base[stride + i], base[2 * stride + i]);
+}
+__device__ __forceinline__ void e_store(u64* base, u64 stride, u64 i, ext3 v) {
+    base[i] = v.a;
+    base[stride + i] = v.b;
+    base[2 * stride + i] = v.c;
+}
+
+// Overloads used by generated constraint code (base and extension mixed).
+__device__ __forceinline__ u64 k_add(u64 x, u64 y) { return f_add(x, y); }
+__device__ __forceinline__ ext3 k_add(ext3 x, ext3 y) { return e_add(x, y); }
+__device__ __forceinline__ ext3 k_add(ext3 x, u64 y) { return e_make(f_add(x.a, y), x.b, x.c); }
+__device__ __forceinline__ ext3 k_add(u64 x, ext3 y) { return e_make(f_add(x, y.a), y.b, y.c); }
+__device__ __forceinline__ u64 k_sub(u64 x, u64 y) { return f_sub(x, y); }
+__device__ __forceinline__ ext3 k_sub(ext3 x, ext3 y) { return e_sub(x, y); }
+__device__ __forceinline__ ext3 k_sub(ext3 x, u64 y) { return e_make(f_sub(x.a, y), x.b, x.c); }
+__device__ __forceinline__ ext3 k_sub(u64 x, ext3 y) { return e_make(f_sub(x, y.a), f_neg(y.b), f_neg(y.c)); }
+__device__ __forceinline__ u64 k_mul(u64 x, u64 y) { return f_mul(x, y); }
+__device__ __forceinline__ ext3 k_mul(ext3 x, ext3 y) { return e_mul(x, y); }
+__device__ __forceinline__ ext3 k_mul(ext3 x, u64 y) { return e_mul_base(x, y); }
+__device__ __forceinline__ ext3 k_mul(u64 x, ext3 y) { return e_mul_base(y, x); }
+__device__ __forceinline__ u64 k_neg(u64 x) { return f_neg(x); }
+__device__ __forceinline__ ext3 k_neg(ext3 x) { return e_neg(x); }
+__device__ __forceinline__ ext3 k_ext(u64 x) { return e_make(x, 0, 0); }
+__device__ __forceinline__ ext3 k_ext(ext3 x) { return x; }

@@ -1,0 +1,105 @@
+// Extension-field stages on flattened columns (3 base columns per
+// extension column): FRI folding, DEEP quotients and barycentric
+// evaluation out of the domain.
+
+// folded(i) = (1/a) sum_r (beta / x_i)^r u_r,  u_r = sum_j v_j w_a^(-j r),
+// v_j = layer[i + j M], x_i = shift * w_N^i; plus s * g(i) when rolling in.
+extern "C" __global__ void fri_fold(const u64* __restrict__ layer, u64* out, u64 log_n, u64 log_arity, u64 b0,
+                                    u64 b1, u64 b2, u64 shift_inv, const u64* __restrict__ itw, u64 tw_log,
+                                    u64 arity_inv, const u64* __restrict__ roll, u64 s0, u64 s1, u64 s2) {
+    const u64 n = 1ull << log_n;
+    const u64 m = n >> log_arity;
+    const u32 a = 1u << log_arity;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    ext3 v[16];
+    for (u32 j = 0; j < a; j++) v[j] = e_load(layer, n, i + (u64)j * m);
+    const u64 x_inv = f_mul(shift_inv, root_pow(itw, tw_log, log_n, i));
+    const ext3 y = e_mul_base(e_make(b0, b1, b2), x_inv);
+    ext3 res = e_zero();
+    for (int r = (int)a - 1; r >= 0; r--) {
+        ext3 u = e_zero();
+        for (u32 j = 0; j < a; j++) {
+            u64 w = root_pow(itw, tw_log, log_arity, (u64)j * (u64)r);
+            u = e_add(u, e_mul_base(v[j], w));
+        }
+        res = e_add(e_mul(res, y), u);
+    }
+    res = e_mul_base(res, arity_inv);
+    if (roll != 0) res = e_add(res, e_mul(e_make(s0, s1, s2), e_load(roll, m, i)));
+    e_store(out, m, i, res);
+}
+
+// acc[i] (=|+=) sum_c coeffs[c] * m[c][i], coeffs given as 3 u64 each.
+extern "C" __global__ void lincomb(u64* acc, const u64* __restrict__ m, const u64* __restrict__ coeffs, u64 width,
+                                   u64 n, u64 accumulate) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    ext3 s = accumulate ? e_load(acc, n, i) : e_zero();
+    for (u32 c = 0; c < width; c++) {
+        u64 f = m[(u64)c * n + i];
+        ext3 k = e_make(coeffs[3 * c], coeffs[3 * c + 1], coeffs[3 * c + 2]);
+        s = e_add(s, e_mul_base(k, f));
+    }
+    e_store(acc, n, i, s);
+}
+
+// d[i] (=|+=) (acc[i] - value) / (x_i - z).
+extern "C" __global__ void deep_accum(u64* d, const u64* __restrict__ acc, u64 log_n, u64 z0, u64 z1, u64 z2,
+                                      u64 v0, u64 v1, u64 v2, u64 shift, const u64* __restrict__ tw, u64 tw_log,
+                                      u64 accumulate) {
+    const u64 n = 1ull << log_n;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, i));
+    ext3 den = e_make(f_sub(x, z0), f_neg(z1), f_neg(z2));
+    ext3 num = e_sub(e_load(acc, n, i), e_make(v0, v1, v2));
+    ext3 q = e_mul(num, e_inv(den));
+    if (accumulate) q = e_add(q, e_load(d, n, i));
+    e_store(d, n, i, q);
+}
+
+// Barycentric weights for the point z: w[i] = x_i / (z - x_i).
+extern "C" __global__ void bary_weights(u64* w, u64 log_n, u64 z0, u64 z1, u64 z2, u64 shift,
+                                        const u64* __restrict__ tw, u64 tw_log) {
+    const u64 n = 1ull << log_n;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, i));
+    ext3 den = e_make(f_sub(z0, x), z1, z2);
+    e_store(w, n, i, e_mul_base(e_inv(den), x));
+}
+
+// Partial sums of f_c(x_i) * w[i]: block (s, c) adds its slice of rows of
+// column c; partial[c][s] holds 3 u64.
+extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __restrict__ w, u64 n, u64* partial) {
+    __shared__ u64 sa[256], sb[256], sc[256];
+    const u64 col = blockIdx.y;
+    const u64 slices = gridDim.x;
+    const u64 per = (n + slices - 1) / slices;
+    const u64 lo = blockIdx.x * per;
+    u64 hi = lo + per;
+    if (hi > n) hi = n;
+    ext3 acc = e_zero();
+    for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        acc = e_add(acc, e_mul_base(e_load(w, n, i), m[col * n + i]));
+    }
+    sa[threadIdx.x] = acc.a;
+    sb[threadIdx.x] = acc.b;
+    sc[threadIdx.x] = acc.c;
+    __syncthreads();
+    for (u32 s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            sa[threadIdx.x] = f_add(sa[threadIdx.x], sa[threadIdx.x + s]);
+            sb[threadIdx.x] = f_add(sb[threadIdx.x], sb[threadIdx.x + s]);
+            sc[threadIdx.x] = f_add(sc[threadIdx.x], sc[threadIdx.x + s]);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        u64* p = partial + (col * slices + blockIdx.x) * 3;
+        p[0] = sa[0];
+        p[1] = sb[0];
+        p[2] = sc[0];
+    }
+}

@@ -1,0 +1,135 @@
+// Merkle leaves (one thread per row of a column-major matrix) and inner
+// nodes, for BLAKE3 and Keccak-256. Digests are stored as 4 u64 (the 32
+// digest bytes, little-endian).
+
+#define B3_MAX_STACK 24
+
+// Loads 8 elements (one 64-byte block) of row `row`, starting at element
+// `first`, zero-padding past `width`; returns the block length in bytes.
+__device__ __forceinline__ u32 b3_load_block(const u64* __restrict__ m, u64 height, u32 width, u64 row, u32 first,
+                                             u32 w[16]) {
+    u32 n = width - first;
+    if (n > 8) n = 8;
+#pragma unroll
+    for (u32 t = 0; t < 8; t++) {
+        u64 e = 0;
+        if (t < n) e = m[(u64)(first + t) * height + row];
+        w[2 * t] = (u32)e;
+        w[2 * t + 1] = (u32)(e >> 32);
+    }
+    return n * 8;
+}
+
+extern "C" __global__ void blake3_leaves(const u64* __restrict__ m, u64 height, u64 width, u64* out) {
+    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= height) return;
+    const u32 n_chunks = (width + 127) / 128;
+    u32 stack[B3_MAX_STACK][8];
+    u32 depth = 0;
+    u32 result[8];
+    for (u32 ci = 0; ci < n_chunks; ci++) {
+        u32 first = ci * 128;
+        u32 elems = width - first;
+        if (elems > 128) elems = 128;
+        u32 nblocks = (elems + 7) / 8;
+        u32 cv[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) cv[i] = B3_IV[i];
+        bool last_chunk = ci + 1 == n_chunks;
+        for (u32 b = 0; b < nblocks; b++) {
+            u32 w[16];
+            u32 len = b3_load_block(m, height, width, row, first + b * 8, w);
+            u32 flags = (b == 0 ? B3_CHUNK_START : 0u) | (b + 1 == nblocks ? B3_CHUNK_END : 0u);
+            if (last_chunk && n_chunks == 1 && b + 1 == nblocks) flags |= B3_ROOT;
+            b3_compress(cv, w, ci, len, flags, cv);
+        }
+        if (!last_chunk) {
+            u64 total = ci + 1;
+            while ((total & 1) == 0) {
+                depth--;
+                b3_parent(stack[depth], cv, 0u, cv);
+                total >>= 1;
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) stack[depth][i] = cv[i];
+            depth++;
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) result[i] = cv[i];
+            while (depth > 0) {
+                depth--;
+                b3_parent(stack[depth], result, depth == 0 ? B3_ROOT : 0u, result);
+            }
+        }
+    }
+    u64* o = out + row * 4;
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = (u64)result[2 * i] | ((u64)result[2 * i + 1] << 32);
+}
+
+extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u64 count) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const u64* p = in + i * 8;
+    u32 w[16];
+#pragma unroll
+    for (int t = 0; t < 8; t++) {
+        u64 e = p[t];
+        w[2 * t] = (u32)e;
+        w[2 * t + 1] = (u32)(e >> 32);
+    }
+    u32 h[8];
+    b3_hash_block(w, 64, h);
+    u64* o = out + i * 4;
+#pragma unroll
+    for (int t = 0; t < 4; t++) o[t] = (u64)h[2 * t] | ((u64)h[2 * t + 1] << 32);
+}
+
+extern "C" __global__ void keccak_leaves(const u64* __restrict__ m, u64 height, u64 width, u64* out) {
+    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= height) return;
+    u64 st[25];
+#pragma unroll
+    for (int i = 0; i < 25; i++) st[i] = 0;
+    u32 col = 0;
+    while (col + 17 <= width) {
+#pragma unroll
+        for (int t = 0; t < 17; t++) st[t] ^= m[(u64)(col + t) * height + row];
+        keccak_f(st);
+        col += 17;
+    }
+    u32 rem = width - col;
+#pragma unroll
+    for (u32 t = 0; t < 17; t++) {
+        if (t < rem) st[t] ^= m[(u64)(col + t) * height + row];
+        if (t == rem) st[t] ^= 1ull;
+    }
+    st[16] ^= 0x8000000000000000ull;
+    keccak_f(st);
+    u64* o = out + row * 4;
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = st[i];
+}
+
+extern "C" __global__ void keccak_nodes(const u64* __restrict__ in, u64* out, u64 count) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const u64* p = in + i * 8;
+    u64 st[25];
+#pragma unroll
+    for (int t = 0; t < 25; t++) st[t] = 0;
+#pragma unroll
+    for (int t = 0; t < 8; t++) st[t] = p[t];
+    st[8] = 1ull;
+    st[16] = 0x8000000000000000ull;
+    keccak_f(st);
+    u64* o = out + i * 4;
+#pragma unroll
+    for (int t = 0; t < 4; t++) o[t] = st[t];
+}
+
+// out[k] = src[idx[k]]: row values and authentication paths for openings.
+extern "C" __global__ void gather_u64(const u64* __restrict__ src, const u64* __restrict__ idx, u64* out, u64 count) {
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < count) out[k] = src[idx[k]];
+}
