@@ -116,7 +116,20 @@ fn lex_line(line: &str, lineno: usize) -> Result<(Vec<Spanned>, usize), AsmError
     Ok((toks, chars.len() + 1))
 }
 
+/// Parses a value as the assembler reads immediates: decimal, `0x` hex or
+/// `0b` binary, `_` separators, an optional leading `-` (field negation).
+pub fn parse_value(s: &str) -> Option<F> {
+    let s = s.trim();
+    match s.strip_prefix('-') {
+        Some(rest) => parse_number(rest.trim_start()).map(|v| -v),
+        None => parse_number(s),
+    }
+}
+
 fn parse_number(s: &str) -> Option<F> {
+    if !s.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
     let digits: String = s.chars().filter(|&c| c != '_').collect();
     let v = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
         u64::from_str_radix(hex, 16).ok()?

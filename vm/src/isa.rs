@@ -182,6 +182,31 @@ impl Program {
         out
     }
 
+    /// Decodes a canonical encoding (untrusted bytes: every field is
+    /// checked).
+    pub fn decode(bytes: &[u8]) -> Result<Program, String> {
+        let body = bytes.strip_prefix(ENCODING_TAG).ok_or("not a Kiln VM program encoding")?;
+        let (len, body) = body.split_first_chunk::<8>().ok_or("truncated program length")?;
+        let len = u64::from_le_bytes(*len);
+        if len == 0 || len > MAX_PROGRAM_LEN as u64 || body.len() as u64 != len * 20 {
+            return Err(format!("program of {len} instructions does not match {} bytes", body.len()));
+        }
+        let mut instructions = Vec::with_capacity(len as usize);
+        for (pc, c) in body.chunks_exact(20).enumerate() {
+            let op = *Opcode::ALL.get(c[0] as usize).ok_or(format!("instruction {pc}: bad opcode {}", c[0]))?;
+            let [rd, rs1, rs2] = [c[1], c[2], c[3]];
+            if [rd, rs1, rs2].iter().any(|&r| r as usize >= NUM_REGS) {
+                return Err(format!("instruction {pc}: bad register"));
+            }
+            let imm = u64::from_le_bytes(c[4..12].try_into().expect("8 bytes"));
+            let imm = F::from_canonical(imm).ok_or(format!("instruction {pc}: immediate not canonical"))?;
+            let tgt = u64::from_le_bytes(c[12..20].try_into().expect("8 bytes"));
+            let tgt = u32::try_from(tgt).map_err(|_| format!("instruction {pc}: bad jump target"))?;
+            instructions.push(Instruction { op, rd, rs1, rs2, imm, tgt });
+        }
+        Ok(Program { lines: vec![0; instructions.len()], instructions })
+    }
+
     /// BLAKE3 of the canonical encoding.
     pub fn hash(&self) -> [u8; 32] {
         *blake3::hash(&self.encode()).as_bytes()

@@ -10,6 +10,7 @@
 
 pub mod air;
 pub mod asm;
+pub mod bundle;
 pub mod check;
 pub mod exec;
 pub mod isa;

@@ -1,1 +1,469 @@
-fn main() {}
+//! `kiln`: run, prove and verify programs of the Kiln VM.
+//!
+//! Every failure is one line on stderr and a non-zero exit; output files
+//! are written to a temporary file beside the target and renamed, so a
+//! failed command leaves no partial file.
+
+use backend_api::{Backend, HashKind, F};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use stark::verifier::Acceptance;
+use stark::{ProofOptions, ProveObserver, StageTiming};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use tempfile::NamedTempFile;
+use vm::bundle::ProofBundle;
+use vm::exec::DEFAULT_MAX_CYCLES;
+use vm::{asm, examples, execute, trace, ExecOptions, Program, VmMachine};
+
+#[derive(Parser)]
+#[command(name = "kiln", version, about = "Run, prove and verify programs of the Kiln VM")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Execute a program, prove the run, verify the proof, write the proof file
+    Prove(ProveArgs),
+    /// Verify a proof file written by `kiln prove`
+    Verify(VerifyArgs),
+    /// Execute a program only: print its outputs and cycle count
+    Run(RunArgs),
+    /// List the proving backends in this build and the devices they see
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct ProgramArgs {
+    /// Public inputs, read in order by `read` (repeat the flag or separate with commas)
+    #[arg(long = "input", value_name = "VALUE", value_delimiter = ',', allow_hyphen_values = true)]
+    inputs: Vec<String>,
+    /// Stop with an error after this many cycles
+    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
+    max_cycles: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendChoice {
+    Auto,
+    Cpu,
+    Cuda,
+    Wgpu,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum HashChoice {
+    Blake3,
+    Keccak,
+}
+
+fn default_options() -> ProofOptions {
+    ProofOptions::default()
+}
+
+#[derive(Args)]
+struct ProveArgs {
+    /// The assembly file; without it, the embedded default program (fibonacci, input 1000 unless --input is given)
+    program: Option<PathBuf>,
+    #[command(flatten)]
+    prog: ProgramArgs,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+    /// Reed-Solomon blowup: 2, 4, 8 or 16
+    #[arg(long, default_value_t = default_options().blowup())]
+    blowup: u64,
+    /// FRI queries
+    #[arg(long, default_value_t = default_options().num_queries)]
+    queries: usize,
+    /// Proof-of-work bits
+    #[arg(long, default_value_t = default_options().grinding_bits)]
+    grinding: u32,
+    #[arg(long, value_enum, default_value_t = HashChoice::Blake3)]
+    hash: HashChoice,
+    /// Where to write the proof file
+    #[arg(long, default_value = "kiln.proof")]
+    out: PathBuf,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    json: bool,
+    /// Write per-stage timings as a chrome://tracing file
+    #[arg(long, value_name = "FILE")]
+    trace_out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    file: PathBuf,
+    /// Refuse proofs whose options give less conjectured security than this
+    #[arg(long, default_value_t = stark::options::DEFAULT_MIN_SECURITY_BITS)]
+    min_security: u32,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    program: PathBuf,
+    #[command(flatten)]
+    prog: ProgramArgs,
+    #[arg(long)]
+    json: bool,
+}
+
+type CliResult<T> = Result<T, String>;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: {}", one_line_clap_error(&e));
+            return ExitCode::from(2);
+        }
+    };
+    // A bug below must still end in one line and no partial output: the
+    // hook stays quiet and the unwinding drops any temporary file.
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(|| match cli.cmd {
+        Cmd::Prove(a) => cmd_prove(a),
+        Cmd::Verify(a) => cmd_verify(a),
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Devices { json } => cmd_devices(json),
+    });
+    match result {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
+        }
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".into());
+            eprintln!("error: internal error: {}", msg.lines().next().unwrap_or(""));
+            ExitCode::from(101)
+        }
+    }
+}
+
+fn one_line_clap_error(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+    match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(v)) if !v.is_empty() => format!("{first} (expected one of: {})", v.join(", ")),
+        _ => format!("{first} (see --help)"),
+    }
+}
+
+fn load_program(path: Option<&Path>) -> CliResult<(String, Program)> {
+    match path {
+        None => Ok((
+            "<default: fibonacci>".into(),
+            asm::assemble(examples::DEFAULT).expect("the default program assembles"),
+        )),
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
+            let prog = asm::assemble_bytes(&bytes).map_err(|e| format!("{}: {e}", p.display()))?;
+            Ok((p.display().to_string(), prog))
+        }
+    }
+}
+
+fn parse_inputs(raw: &[String]) -> CliResult<Vec<F>> {
+    raw.iter()
+        .map(|s| {
+            asm::parse_value(s)
+                .ok_or_else(|| format!("bad --input value `{s}`: expected a field element (decimal, 0x hex, or -n)"))
+        })
+        .collect()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn nums(v: &[F]) -> Vec<u64> {
+    v.iter().map(|x| x.value()).collect()
+}
+
+fn list(v: &[F]) -> String {
+    let shown: Vec<String> = v.iter().take(16).map(|x| x.to_string()).collect();
+    let more = if v.len() > 16 { format!(", ... ({} in all)", v.len()) } else { String::new() };
+    format!("[{}{more}]", shown.join(", "))
+}
+
+/// A temporary file beside `path`, created up front so an unwritable
+/// destination fails before any work; renamed over `path` on success.
+fn temp_beside(path: &Path) -> CliResult<NamedTempFile> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    NamedTempFile::new_in(dir).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+fn persist(mut tmp: NamedTempFile, path: &Path, bytes: &[u8]) -> CliResult<()> {
+    tmp.write_all(bytes).and_then(|_| tmp.flush()).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    tmp.persist(path).map_err(|e| format!("cannot write `{}`: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+fn cmd_run(a: RunArgs) -> CliResult<()> {
+    let (name, program) = load_program(Some(&a.program))?;
+    let inputs = parse_inputs(&a.prog.inputs)?;
+    let t0 = Instant::now();
+    let ex = execute(&program, &inputs, &ExecOptions { max_cycles: a.prog.max_cycles, ..Default::default() })
+        .map_err(|e| format!("execution failed: {e}"))?;
+    let elapsed = t0.elapsed();
+    if a.json {
+        let v = json!({
+            "program": name,
+            "hash": hex(&program.hash()),
+            "cycles": ex.cycles,
+            "inputs": nums(&ex.inputs),
+            "outputs": nums(&ex.outputs),
+            "time_ms": elapsed.as_secs_f64() * 1e3,
+        });
+        println!("{v}");
+    } else {
+        println!("outputs  {}", list(&ex.outputs));
+        println!("cycles   {}", ex.cycles);
+        println!("time     {elapsed:.2?}");
+    }
+    Ok(())
+}
+
+/// Shows prover progress on a terminal (hidden otherwise, and with --json).
+struct Progress(ProgressBar);
+
+impl ProveObserver for Progress {
+    fn stage_done(&self, t: &StageTiming) {
+        self.0.set_message(format!("proving: {} ({})", t.stage, t.table));
+        self.0.inc(1);
+    }
+}
+
+fn cmd_prove(a: ProveArgs) -> CliResult<()> {
+    let opts = ProofOptions {
+        num_queries: a.queries,
+        grinding_bits: a.grinding,
+        hash: match a.hash {
+            HashChoice::Blake3 => HashKind::Blake3,
+            HashChoice::Keccak => HashKind::Keccak256,
+        },
+        ..default_options()
+    }
+    .with_blowup(a.blowup)
+    .map_err(|e| format!("invalid options: {e}"))?;
+    opts.validate().map_err(|e| format!("invalid options: {e}"))?;
+    let backend = match a.backend {
+        BackendChoice::Auto | BackendChoice::Cpu => backend_cpu::CpuBackend::new(),
+        BackendChoice::Cuda => return Err("the cuda backend is not available in this build".into()),
+        BackendChoice::Wgpu => return Err("the wgpu backend is not available in this build".into()),
+    };
+    let (name, program) = load_program(a.program.as_deref())?;
+    let mut inputs = parse_inputs(&a.prog.inputs)?;
+    if a.program.is_none() && a.prog.inputs.is_empty() {
+        inputs = examples::DEFAULT_INPUTS.iter().map(|&v| F::new(v)).collect();
+    }
+    let out_tmp = temp_beside(&a.out)?;
+    let trace_tmp = a.trace_out.as_deref().map(temp_beside).transpose()?;
+    prove_with(&backend, "cpu", &a, &opts, &name, &program, &inputs, out_tmp, trace_tmp)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn prove_with<B: Backend>(
+    backend: &B,
+    backend_name: &str,
+    a: &ProveArgs,
+    opts: &ProofOptions,
+    name: &str,
+    program: &Program,
+    inputs: &[F],
+    out_tmp: NamedTempFile,
+    trace_tmp: Option<NamedTempFile>,
+) -> CliResult<()> {
+    let start = Instant::now();
+    let bar = if a.json { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"));
+    bar.enable_steady_tick(Duration::from_millis(120));
+    // (stage, start, duration) spans of the host-side stages.
+    let mut spans: Vec<(&str, Duration, Duration)> = Vec::new();
+    let mut span = |stage: &'static str, t0: Instant| spans.push((stage, t0 - start, t0.elapsed()));
+
+    bar.set_message("executing");
+    let t0 = Instant::now();
+    let ex = execute(program, inputs, &ExecOptions { max_cycles: a.prog.max_cycles, record: true, fault: None })
+        .map_err(|e| format!("execution failed: {e}"))?;
+    span("execute", t0);
+
+    bar.set_message("generating traces");
+    let t0 = Instant::now();
+    let machine = VmMachine::new(program, &ex.inputs, &ex.outputs);
+    let traces = trace::generate(program, &ex).map_err(|e| format!("trace generation failed: {e}"))?;
+    let heights: Vec<(String, u32)> = stark::Machine::tables(&machine)
+        .iter()
+        .zip(&traces)
+        .map(|(t, m)| (t.name().to_string(), m.height().trailing_zeros()))
+        .collect();
+    span("trace", t0);
+
+    let t0 = Instant::now();
+    let progress = Progress(bar.clone());
+    let prove_start = t0 - start;
+    let (proof, stats) = stark::prove_with_stats(backend, &machine, traces, machine.publics(), opts, Some(&progress))
+        .map_err(|e| format!("proving failed: {e}"))?;
+    span("prove", t0);
+
+    bar.set_message("verifying");
+    let t0 = Instant::now();
+    stark::verify(&machine, machine.publics(), &proof, &Acceptance::Options(*opts))
+        .map_err(|e| format!("the proof did not verify: {e}"))?;
+    span("verify", t0);
+
+    let log_max_lde = heights.iter().map(|h| h.1).max().unwrap_or(0) + opts.log_blowup;
+    let security = opts.security(log_max_lde).bits;
+    let bundle = ProofBundle { program: program.clone(), publics: machine.publics().to_vec(), proof };
+    let bytes = bundle.to_bytes();
+    if let (Some(tmp), Some(path)) = (trace_tmp, a.trace_out.as_deref()) {
+        let mut events: Vec<Value> = spans
+            .iter()
+            .map(|(s, st, d)| {
+                json!({"name": s, "cat": "host", "ph": "X", "ts": st.as_micros() as u64,
+                "dur": d.as_micros() as u64, "pid": 1, "tid": 0})
+            })
+            .collect();
+        events.extend(stats.timings.iter().map(|t| {
+            json!({"name": t.stage, "cat": t.table, "ph": "X", "ts": (prove_start + t.start).as_micros() as u64,
+                "dur": t.duration.as_micros() as u64, "pid": 1, "tid": 1, "args": {"table": t.table}})
+        }));
+        persist(tmp, path, json!({ "traceEvents": events }).to_string().as_bytes())?;
+    }
+    persist(out_tmp, &a.out, &bytes)?;
+    bar.finish_and_clear();
+
+    let total = start.elapsed();
+    let per_stage = stats.per_stage();
+    if a.json {
+        let mut timings = serde_json::Map::new();
+        for (s, _, d) in &spans {
+            timings.insert(s.to_string(), json!(d.as_secs_f64() * 1e3));
+        }
+        let prover: serde_json::Map<String, Value> =
+            per_stage.iter().map(|(s, d)| (s.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
+        let v = json!({
+            "program": name,
+            "hash": hex(&program.hash()),
+            "instructions": program.len(),
+            "inputs": nums(&ex.inputs),
+            "outputs": nums(&ex.outputs),
+            "cycles": ex.cycles,
+            "tables": heights.iter().map(|(n, h)| json!({"name": n, "log_height": h})).collect::<Vec<_>>(),
+            "backend": backend_name,
+            "options": {"blowup": opts.blowup(), "queries": opts.num_queries, "grinding_bits": opts.grinding_bits,
+                        "hash": opts.hash.name()},
+            "security_bits": security,
+            "timings_ms": timings,
+            "prover_stages_ms": prover,
+            "proof_file": a.out.display().to_string(),
+            "proof_bytes": bytes.len(),
+            "verified": true,
+            "total_ms": total.as_secs_f64() * 1e3,
+        });
+        println!("{v}");
+    } else {
+        let tables: Vec<String> = heights.iter().map(|(n, h)| format!("{n} 2^{h}")).collect();
+        println!("program   {name} ({} instructions, hash {})", program.len(), &hex(&program.hash())[..16]);
+        println!("inputs    {}", list(&ex.inputs));
+        println!("outputs   {}", list(&ex.outputs));
+        println!("cycles    {}", ex.cycles);
+        println!("tables    {}", tables.join(", "));
+        println!(
+            "options   {backend_name} backend, blowup {}, {} queries, {} grinding bits, {} ({security}-bit conjectured)",
+            opts.blowup(),
+            opts.num_queries,
+            opts.grinding_bits,
+            opts.hash
+        );
+        let host: Vec<String> = spans.iter().map(|(s, _, d)| format!("{s} {d:.2?}")).collect();
+        println!("stages    {}", host.join(", "));
+        let prover: Vec<String> = per_stage.iter().map(|(s, d)| format!("{s} {d:.2?}")).collect();
+        println!("prover    {}", prover.join(", "));
+        println!("proof     {} ({} bytes), verified", a.out.display(), bytes.len());
+        println!("total     {total:.2?}");
+    }
+    if security < stark::options::DEFAULT_MIN_SECURITY_BITS && !a.json {
+        eprintln!(
+            "note: these options give {security} conjectured bits; `kiln verify` needs --min-security {security} to accept"
+        );
+    }
+    Ok(())
+}
+
+fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
+    let t0 = Instant::now();
+    let bytes = std::fs::read(&a.file).map_err(|e| format!("cannot read `{}`: {e}", a.file.display()))?;
+    let bundle = ProofBundle::from_bytes(&bytes).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let machine =
+        VmMachine::from_publics(&bundle.program, &bundle.publics).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    stark::verify(&machine, &bundle.publics, &bundle.proof, &Acceptance::MinSecurity(a.min_security))
+        .map_err(|e| format!("proof rejected: {e}"))?;
+    let elapsed = t0.elapsed();
+    let log_max_lde = bundle.proof.log_heights.iter().max().copied().unwrap_or(0) + bundle.proof.options.log_blowup;
+    let security = bundle.proof.options.security(log_max_lde).bits;
+    let hash = hex(&bundle.program.hash());
+    if a.json {
+        let v = json!({
+            "verified": true,
+            "hash": hash,
+            "instructions": bundle.program.len(),
+            "inputs": nums(machine.inputs()),
+            "outputs": nums(machine.outputs()),
+            "security_bits": security,
+            "time_ms": elapsed.as_secs_f64() * 1e3,
+        });
+        println!("{v}");
+    } else {
+        println!("verified  program {} ({} instructions)", &hash[..16], bundle.program.len());
+        println!("inputs    {}", list(machine.inputs()));
+        println!("outputs   {}", list(machine.outputs()));
+        println!("security  {security} bits (conjectured), checked in {elapsed:.2?}");
+    }
+    Ok(())
+}
+
+fn cmd_devices(json_out: bool) -> CliResult<()> {
+    let threads = rayon::current_num_threads();
+    let rows = [
+        ("cpu", true, format!("reference backend, {threads} threads")),
+        ("cuda", false, "not available in this build".to_string()),
+        ("wgpu", false, "not available in this build".to_string()),
+    ];
+    if json_out {
+        let v: Vec<Value> = rows.iter().map(|(n, ok, d)| json!({"backend": n, "available": ok, "detail": d})).collect();
+        println!("{}", json!({ "backends": v }));
+    } else {
+        for (n, ok, d) in rows {
+            println!("{n:<5} {:<13} {d}", if ok { "available" } else { "unavailable" });
+        }
+    }
+    Ok(())
+}

@@ -26,6 +26,11 @@ fn every_example_satisfies_every_constraint() {
     for (name, src, inputs) in examples::ALL {
         let (p, ex) = run(src, inputs, None);
         check_run(&p, &ex, &ex.outputs).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // The prover crate's own checker agrees.
+        let machine = VmMachine::new(&p, &ex.inputs, &ex.outputs);
+        let traces = trace::generate(&p, &ex).unwrap();
+        stark::debug::check_constraints(&machine, &traces, machine.publics(), 3)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 
