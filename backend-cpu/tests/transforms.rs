@@ -147,15 +147,41 @@ fn height_one_transforms_are_identities() {
     assert_eq!(lde.column(1), &[F::new(9); 4]);
 }
 
-/// A single column large enough for the threaded paths inside one NTT.
+/// A single column large enough for the threaded paths inside one NTT and
+/// for more than one fused batch of large-stride layers.
 #[test]
 fn long_single_column_roundtrip() {
     let b = CpuBackend::new();
-    let m: CpuMatrix = rand_matrix(&mut rng(7), 1, 1 << 16);
+    let m: CpuMatrix = rand_matrix(&mut rng(7), 1, 1 << 19);
     let e = b.ntt(&CTX, &m).unwrap();
-    let w = F::two_adic_root(16);
-    for i in [0usize, 1, 12345, 65535] {
+    let w = F::two_adic_root(19);
+    for i in [0usize, 1, 12345, 65535, (1 << 19) - 1] {
         assert_eq!(e.get(i, 0), horner(m.column(0), w.pow(i as u64)));
     }
     assert_eq!(b.intt(&CTX, &e).unwrap(), m);
+}
+
+/// Quotient splitting into few, short parts on a large domain: the LDE of
+/// each part skips more layers than fit in one cache chunk.
+#[test]
+fn split_quotient_with_large_blowup() {
+    use backend_api::DeviceMatrix;
+    let b = CpuBackend::new();
+    for (log_n, log_big, parts) in [(1u32, 14u32, 2usize), (0, 13, 1), (3, 14, 4), (2, 15, 8)] {
+        let mut r = rng(log_big as u64);
+        let n = 1usize << log_n;
+        let domain = Coset::new(log_big, GENERATOR);
+        let coeffs = rand_ext_poly(&mut r, parts * n);
+        let q = ext_poly_on(&coeffs, &domain);
+        let split = b.split_quotient(&CTX, &q, domain, log_n, parts).unwrap();
+        assert_eq!(split.width(), 3 * parts);
+        for i in (0..domain.size()).step_by(997).chain([domain.size() - 1]) {
+            let x = domain.point(i);
+            for j in 0..parts {
+                for (c, co) in coeffs.iter().enumerate() {
+                    assert_eq!(split.get(i, 3 * j + c), horner(&co[j * n..(j + 1) * n], x), "row {i} part {j}");
+                }
+            }
+        }
+    }
 }
