@@ -226,6 +226,8 @@ pub enum IrError {
     OutOfLayout { what: &'static str, index: usize, available: usize },
     #[error("the AIR declares no constraints")]
     Empty,
+    #[error("node {node} reads an operand that does not come before it")]
+    NotTopological { node: usize },
 }
 
 /// Collects an AIR's constraints and flattens them.
@@ -381,6 +383,30 @@ pub struct ConstraintSystem {
 }
 
 impl ConstraintSystem {
+    /// Checks a system that may have been deserialized or built by hand:
+    /// operands precede their node, constraint roots exist, and every leaf
+    /// lies within the layout.
+    pub fn check_structure(&self) -> Result<(), IrError> {
+        let len = self.nodes.len();
+        for (k, node) in self.nodes.iter().enumerate() {
+            let ok = match *node {
+                Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => (a as usize) < k && (b as usize) < k,
+                Node::Neg(a) => (a as usize) < k,
+                Node::Leaf(_) => true,
+            };
+            if !ok {
+                return Err(IrError::NotTopological { node: k });
+            }
+        }
+        if let Some(c) = self.constraints.iter().find(|c| c.node as usize >= len) {
+            return Err(IrError::OutOfLayout { what: "node", index: c.node as usize, available: len });
+        }
+        if self.constraints.is_empty() {
+            return Err(IrError::Empty);
+        }
+        self.check_layout()
+    }
+
     fn check_layout(&self) -> Result<(), IrError> {
         let l = &self.layout;
         for n in &self.nodes {

@@ -4,6 +4,7 @@
 use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree};
 use crate::domain::Coset;
 use crate::error::{BackendError, Result, Stage};
+use crate::ext::Ext;
 use crate::field::{F, TWO_ADICITY};
 
 /// Largest supported log2 blowup (blowup 16).
@@ -27,6 +28,30 @@ pub fn two_adic_height(stage: Stage, height: usize) -> Result<u32> {
         return Err(err(stage, format!("height 2^{log} exceeds the field's 2^{TWO_ADICITY} roots of unity")));
     }
     Ok(log)
+}
+
+/// A domain whose size and shift the arithmetic can use. `Coset` has
+/// public fields, so a caller may hand any values in.
+pub fn domain(stage: Stage, d: &Coset) -> Result<()> {
+    if d.log_size > TWO_ADICITY {
+        return Err(err(stage, format!("domain of 2^{} points exceeds 2^{TWO_ADICITY}", d.log_size)));
+    }
+    if d.shift.is_zero() {
+        return Err(err(stage, "domain shift is zero".into()));
+    }
+    Ok(())
+}
+
+/// Whether `z` is a point of the coset: z lies in F and (z/shift)^N = 1.
+pub fn on_domain(d: &Coset, z: Ext) -> bool {
+    let [z0, z1, z2] = z.0;
+    if !z1.is_zero() || !z2.is_zero() {
+        return false;
+    }
+    match d.shift.inverse() {
+        Some(s_inv) => (z0 * s_inv).pow(d.size() as u64) == F::ONE,
+        None => false,
+    }
 }
 
 pub fn ntt<M: DeviceMatrix>(stage: Stage, m: &M) -> Result<u32> {
@@ -76,6 +101,8 @@ pub fn open<M: DeviceMatrix, T: DeviceTree>(m: &M, tree: &T, rows: &[usize]) -> 
 
 pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
     let stage = Stage::Compose;
+    domain(stage, &i.domain)?;
+    i.constraints.check_structure().map_err(|e| err(stage, format!("malformed constraint system: {e}")))?;
     let l = &i.constraints.layout;
     let n_lde = i.domain.size();
     if i.log_trace_height > i.domain.log_size || i.domain.log_size - i.log_trace_height > MAX_LOG_BLOWUP {
@@ -120,15 +147,23 @@ pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
             return Err(err(stage, format!("{got} {what} given, the constraints expect {want}")));
         }
     }
+    // x^n - 1 vanishes somewhere on the coset iff shift^N = 1: the
+    // quotient would be undefined there.
+    if i.domain.shift.pow(n_lde as u64) == F::ONE {
+        return Err(err(stage, "the coset meets the trace domain's vanishing set".into()));
+    }
     Ok(())
 }
 
-pub fn split_quotient<M: DeviceMatrix>(q: &M, domain: Coset, log_trace_height: u32, parts: usize) -> Result<()> {
+pub fn split_quotient<M: DeviceMatrix>(q: &M, d: Coset, log_trace_height: u32, parts: usize) -> Result<()> {
     let stage = Stage::QuotientSplit;
+    domain(stage, &d)?;
+    let domain = d;
     if q.width() != 3 || q.height() != domain.size() {
         return Err(err(stage, format!("quotient is {}x{}, expected {}x3", q.height(), q.width(), domain.size())));
     }
-    if parts == 0 || (parts << log_trace_height) > domain.size() {
+    let fits = log_trace_height <= domain.log_size && parts <= domain.size() >> log_trace_height;
+    if parts == 0 || !fits {
         return Err(err(
             stage,
             format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
@@ -137,15 +172,22 @@ pub fn split_quotient<M: DeviceMatrix>(q: &M, domain: Coset, log_trace_height: u
     Ok(())
 }
 
-pub fn evaluate_at<M: DeviceMatrix>(m: &M, domain: Coset) -> Result<()> {
+pub fn evaluate_at<M: DeviceMatrix>(m: &M, d: Coset) -> Result<()> {
+    domain(Stage::OutOfDomain, &d)?;
+    let domain = d;
     if m.height() != domain.size() {
         return Err(err(Stage::OutOfDomain, format!("matrix has {} rows, domain {}", m.height(), domain.size())));
     }
     Ok(())
 }
 
-pub fn deep<M: DeviceMatrix>(domain: Coset, points: &[DeepPoint<M>]) -> Result<()> {
+pub fn deep<M: DeviceMatrix>(d: Coset, points: &[DeepPoint<M>]) -> Result<()> {
     let stage = Stage::Deep;
+    domain(stage, &d)?;
+    let domain = d;
+    if points.iter().any(|p| on_domain(&domain, p.point)) {
+        return Err(err(stage, "an opening point lies on the evaluation domain".into()));
+    }
     if points.is_empty() {
         return Err(err(stage, "no opening points".into()));
     }
@@ -170,8 +212,10 @@ pub fn deep<M: DeviceMatrix>(domain: Coset, points: &[DeepPoint<M>]) -> Result<(
     Ok(())
 }
 
-pub fn fri_fold<M: DeviceMatrix>(layer: &M, domain: Coset, log_arity: u32, roll_in: Option<&M>) -> Result<()> {
+pub fn fri_fold<M: DeviceMatrix>(layer: &M, d: Coset, log_arity: u32, roll_in: Option<&M>) -> Result<()> {
     let stage = Stage::FriFold;
+    domain(stage, &d)?;
+    let domain = d;
     if layer.width() != 3 || layer.height() != domain.size() {
         return Err(err(stage, format!("layer is {}x{}, expected {}x3", layer.height(), layer.width(), domain.size())));
     }

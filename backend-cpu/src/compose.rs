@@ -134,32 +134,8 @@ fn fold_scalar(op: Op, a: Val, b: Val) -> Option<Val> {
 
 fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Result<Program<'a>> {
     let cs = i.constraints;
-    let l = &cs.layout;
     let nodes = &cs.nodes;
     let len = nodes.len();
-    // Structure checks: a hand-built or deserialized system may be malformed.
-    for (k, node) in nodes.iter().enumerate() {
-        let ok = match *node {
-            Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => (a as usize) < k && (b as usize) < k,
-            Node::Neg(a) => (a as usize) < k,
-            Node::Leaf(leaf) => match leaf {
-                Leaf::Const(_) => true,
-                Leaf::Main { col, .. } => (col as usize) < l.main_width,
-                Leaf::Fixed { col, .. } => (col as usize) < l.fixed_width,
-                Leaf::Aux { col, .. } => (col as usize) < l.aux_width,
-                Leaf::Challenge(c) => (c as usize) < i.challenges.len(),
-                Leaf::Public(c) => (c as usize) < i.publics.len(),
-                Leaf::AuxValue(c) => (c as usize) < i.aux_values.len(),
-            },
-        };
-        if !ok {
-            return Err(bad(format!("constraint node {k} ({node:?}) refers outside the system or its layout")));
-        }
-    }
-    if let Some(c) = cs.constraints.iter().find(|c| c.node as usize >= len) {
-        return Err(bad(format!("constraint refers to node {} of {len}", c.node)));
-    }
-
     // Liveness: the last node reading each node; constraint roots are read
     // by their accumulation right after they are computed.
     let mut needed = vec![false; len];

@@ -25,7 +25,6 @@ mod merkle;
 mod ntt;
 pub mod resilient;
 
-use backend_api::field::TWO_ADICITY;
 use backend_api::{
     validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
     DeviceMatrix, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
@@ -113,18 +112,6 @@ impl CpuBackend {
     pub fn new() -> CpuBackend {
         CpuBackend::default()
     }
-}
-
-/// Domains are plain data with public fields: reject ones whose size or
-/// shift would make the shared validators or the arithmetic misbehave.
-fn check_domain(stage: Stage, d: &Coset) -> Result<()> {
-    if d.log_size > TWO_ADICITY {
-        return Err(BackendError::invalid(stage, format!("domain of 2^{} points exceeds 2^{TWO_ADICITY}", d.log_size)));
-    }
-    if d.shift.is_zero() {
-        return Err(BackendError::invalid(stage, "domain shift is zero"));
-    }
-    Ok(())
 }
 
 /// Whether the extension element `z` is a point of `domain`, and which.
@@ -218,7 +205,6 @@ impl MerkleOps for CpuBackend {
 
 impl ComposeOps for CpuBackend {
     fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
-        check_domain(Stage::Compose, &inputs.domain)?;
         validate::compose(inputs)?;
         let _ = ctx;
         compose::compose(inputs)
@@ -232,13 +218,6 @@ impl ComposeOps for CpuBackend {
         log_trace_height: u32,
         parts: usize,
     ) -> Result<CpuMatrix> {
-        check_domain(Stage::QuotientSplit, &domain)?;
-        if log_trace_height > domain.log_size || parts > domain.size() >> log_trace_height {
-            return Err(BackendError::invalid(
-                Stage::QuotientSplit,
-                format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
-            ));
-        }
         validate::split_quotient(quotient, domain, log_trace_height, parts)?;
         let big = domain.size();
         let n = 1usize << log_trace_height;
@@ -274,17 +253,12 @@ impl ComposeOps for CpuBackend {
 
 impl DeepOps for CpuBackend {
     fn evaluate_at(&self, _ctx: &Ctx, m: &CpuMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        check_domain(Stage::OutOfDomain, &domain)?;
         validate::evaluate_at(m, domain)?;
         Ok(deep::evaluate_at(m, &domain, points))
     }
 
     fn deep_quotient(&self, _ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {
-        check_domain(Stage::Deep, &domain)?;
         validate::deep(domain, points)?;
-        if points.iter().any(|p| domain_index(&domain, p.point).is_some()) {
-            return Err(BackendError::invalid(Stage::Deep, "an opening point lies on the evaluation domain"));
-        }
         Ok(deep::deep_quotient(&domain, points))
     }
 }
@@ -299,7 +273,6 @@ impl FriOps for CpuBackend {
         beta: Ext,
         roll_in: Option<(&CpuMatrix, Ext)>,
     ) -> Result<CpuMatrix> {
-        check_domain(Stage::FriFold, &domain)?;
         validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
         Ok(fri::fold(layer, &domain, log_arity, beta, roll_in))
     }
