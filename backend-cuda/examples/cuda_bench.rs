@@ -68,7 +68,12 @@ fn main() -> Result<()> {
     let m = gpu.upload(&ctx, &host)?;
     gpu.synchronize()?;
     let up = t.elapsed().as_secs_f64();
-    println!("upload {:.1} MB: {:.1} ms ({:.1} GB/s, pinned staging)", 8.0 * (n * w) as f64 / 1e6, up * 1e3, 8.0 * (n * w) as f64 / up / 1e9);
+    println!(
+        "upload {:.1} MB: {:.1} ms ({:.1} GB/s, pinned staging)",
+        8.0 * (n * w) as f64 / 1e6,
+        up * 1e3,
+        8.0 * (n * w) as f64 / up / 1e9
+    );
     let t = std::time::Instant::now();
     let back = gpu.download(&ctx, &m)?;
     let down = t.elapsed().as_secs_f64();
@@ -98,15 +103,23 @@ fn main() -> Result<()> {
     let domain = Coset::new(log + 1, GENERATOR);
     let layer = gpu.upload(&ctx, &random(3, big, 2))?;
     for la in [1u32, 2, 3, 4] {
-        let ms = median(&gpu, |g| g.fri_fold(&ctx, &layer, domain, la, Ext::new(F::new(3), F::new(5), F::new(7)), None))?;
-        report(&format!("fri_fold 2^{} by {}", log + 1, 1 << la), ms, 24.0 * big as f64 * (1.0 + 1.0 / (1 << la) as f64));
+        let ms =
+            median(&gpu, |g| g.fri_fold(&ctx, &layer, domain, la, Ext::new(F::new(3), F::new(5), F::new(7)), None))?;
+        report(
+            &format!("fri_fold 2^{} by {}", log + 1, 1 << la),
+            ms,
+            24.0 * big as f64 * (1.0 + 1.0 / (1 << la) as f64),
+        );
     }
     let z = [Ext::new(F::new(11), F::new(12), F::new(13)), Ext::new(F::new(21), F::new(22), F::new(23))];
     let coeffs: Vec<Ext> = (0..w).map(|i| Ext::new(F::new(i as u64 + 1), F::new(2), F::new(3))).collect();
     let ms = median(&gpu, |g| {
         let pts: Vec<DeepPoint<_>> = z
             .iter()
-            .map(|&p| DeepPoint { point: p, columns: vec![DeepColumns { matrix: &lde, coeffs: coeffs.clone(), values: coeffs.clone() }] })
+            .map(|&p| DeepPoint {
+                point: p,
+                columns: vec![DeepColumns { matrix: &lde, coeffs: coeffs.clone(), values: coeffs.clone() }],
+            })
             .collect();
         g.deep_quotient(&ctx, domain, &pts)
     })?;
@@ -144,7 +157,11 @@ fn main() -> Result<()> {
     gpu.synchronize()?;
     println!("compose first call (NVRTC compile or cache load + run): {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
     let ms = median(&gpu, |g| g.compose(&ctx, &inputs))?;
-    report(&format!("compose 2^{} x {cw}, {} constraints", log_n + 2, cs.constraints.len()), ms, 8.0 * (cw << (log_n + 2)) as f64 + 24.0 * (4usize << log_n) as f64);
+    report(
+        &format!("compose 2^{} x {cw}, {} constraints", log_n + 2, cs.constraints.len()),
+        ms,
+        8.0 * (cw << (log_n + 2)) as f64 + 24.0 * (4usize << log_n) as f64,
+    );
     let q = gpu.coset_lde(&ctx, &gpu.upload(&ctx, &random(3, 2 << log_n, 4))?, 1, GENERATOR)?;
     let ms = median(&gpu, |g| g.split_quotient(&ctx, &q, cdomain, log_n, 2))?;
     report(&format!("split_quotient 2^{} into 2", log_n + 2), ms, 24.0 * (4usize << log_n) as f64 * 4.0);

@@ -4,7 +4,9 @@
 use crate::nvrtc::{self, Target};
 use backend_api::{BackendError, Ctx, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
-use cudarc::driver::{result, CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{
+    result, CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -136,7 +138,13 @@ impl Device {
                 functions.insert(*k, f);
             }
         }
-        let mut ntt_tile_log = 12;
+        // Largest NTT tile: 2^13 elements (64 KiB of shared memory) where
+        // the device allows it; `KILN_CUDA_NTT_TILE_LOG` (10..=13) overrides.
+        let wanted = std::env::var("KILN_CUDA_NTT_TILE_LOG")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(NTT_TILE_LOG_MAX, |v| v.clamp(10, NTT_TILE_LOG_MAX));
+        let mut ntt_tile_log = wanted.min(12);
         if let Some(f) = functions.get("ntt_pass") {
             // SAFETY: a live function handle.
             let ok = unsafe {
@@ -147,7 +155,7 @@ impl Device {
                 )
             };
             if ok.is_ok() {
-                ntt_tile_log = NTT_TILE_LOG_MAX;
+                ntt_tile_log = wanted;
             }
         }
         Ok(Arc::new(Device {
@@ -274,6 +282,7 @@ impl Device {
     }
 
     /// Launches `f` with u64 arguments (pointers and scalars alike).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch(
         &self,
         stage: Stage,

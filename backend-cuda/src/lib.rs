@@ -85,6 +85,10 @@ impl DeviceTree for CudaTree {
 pub struct CudaBackend {
     dev: Arc<Device>,
     tw: TwiddleCache,
+    /// LDE strategy: skip the zero-padded levels (first pass tiles of
+    /// 2^min(log_blowup, 3) elements) or run them in shared memory (whole
+    /// contiguous tiles). `KILN_CUDA_LDE_SKIP=1` selects skipping.
+    skip_zero_levels: bool,
 }
 
 /// Per-stage GPU time, measured with CUDA events.
@@ -99,7 +103,8 @@ impl CudaBackend {
     /// device.
     pub fn new(ordinal: usize) -> Result<CudaBackend> {
         let dev = Device::new(ordinal)?;
-        Ok(CudaBackend { dev, tw: TwiddleCache::new() })
+        let skip_zero_levels = std::env::var("KILN_CUDA_LDE_SKIP").is_ok_and(|v| v == "1");
+        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels })
     }
 
     pub fn device(&self) -> &DeviceInfo {
@@ -278,7 +283,22 @@ impl NttOps for CudaBackend {
         let tmp;
         let coeffs = if log_n > 0 {
             tmp = dev.alloc(stage, ctx, n * w)?;
-            ntt::run(dev, stage, ctx, &tw, true, true, log_n, 0, log_n, w, Load::plain(evals.ptr(), n as u64), tmp.ptr, n as u64, F::ONE)?;
+            ntt::run(
+                dev,
+                stage,
+                ctx,
+                &tw,
+                true,
+                true,
+                log_n,
+                0,
+                log_n,
+                w,
+                Load::plain(evals.ptr(), n as u64),
+                tmp.ptr,
+                n as u64,
+                F::ONE,
+            )?;
             tmp.ptr
         } else {
             evals.ptr()
@@ -287,15 +307,17 @@ impl NttOps for CudaBackend {
         let lo_bits = log_n.div_ceil(2);
         let n_inv = F::new(n as u64).inverse().expect("non-zero");
         let step = shift.pow(1u64 << lo_bits);
-        let lo: Vec<u64> = backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * n_inv).value()).collect();
-        let hi: Vec<u64> = backend_api::ext::powers(step, 1 << (log_n - lo_bits)).into_iter().map(|p| p.value()).collect();
+        let lo: Vec<u64> =
+            backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * n_inv).value()).collect();
+        let hi: Vec<u64> =
+            backend_api::ext::powers(step, 1 << (log_n - lo_bits)).into_iter().map(|p| p.value()).collect();
         let lo_b = self.upload_u64(stage, ctx, &lo)?;
         let hi_b = self.upload_u64(stage, ctx, &hi)?;
         let out = dev.alloc(stage, ctx, big * w)?;
         let load = Load {
             ptr: coeffs,
             stride: n as u64,
-            mode: 2,
+            mode: if self.skip_zero_levels { 2 } else { 4 },
             log_src_n: log_n,
             log_blowup,
             twist_lo: lo_b.ptr,
@@ -303,7 +325,8 @@ impl NttOps for CudaBackend {
             twist_lo_bits: lo_bits,
             scale: F::ONE,
         };
-        ntt::run(dev, stage, ctx, &tw, false, false, log_big, log_blowup, log_big, w, load, out.ptr, big as u64, F::ONE)?;
+        let from = if self.skip_zero_levels { log_blowup } else { 0 };
+        ntt::run(dev, stage, ctx, &tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
         Ok(self.matrix(out, big, w))
     }
 }
@@ -320,22 +343,29 @@ impl MerkleOps for CudaBackend {
             HashKind::Keccak256 => ("keccak_leaves", "keccak_nodes"),
         };
         let threads = 128;
-        dev.launch(stage, ctx, dev.func(leaf_k), Self::grid(n as u64, threads), threads, 0, &[
-            m.ptr(),
-            n as u64,
-            m.width as u64,
-            digests.ptr,
-        ])?;
+        dev.launch(
+            stage,
+            ctx,
+            dev.func(leaf_k),
+            Self::grid(n as u64, threads),
+            threads,
+            0,
+            &[m.ptr(), n as u64, m.width as u64, digests.ptr],
+        )?;
         let offs = level_offsets(n);
         let mut count = n / 2;
         for l in 1..offs.len() {
             let src = digests.at(4 * offs[l - 1]);
             let dst = digests.at(4 * offs[l]);
-            dev.launch(stage, ctx, dev.func(node_k), Self::grid(count as u64, threads), threads, 0, &[
-                src,
-                dst,
-                count as u64,
-            ])?;
+            dev.launch(
+                stage,
+                ctx,
+                dev.func(node_k),
+                Self::grid(count as u64, threads),
+                threads,
+                0,
+                &[src, dst, count as u64],
+            )?;
             count /= 2;
         }
         let root = self.download_u64(stage, ctx, digests.at(4 * (2 * n - 2)), 4)?;
@@ -381,12 +411,15 @@ impl CudaBackend {
         let ib = self.upload_u64(stage, ctx, idx)?;
         let out = self.dev.alloc(stage, ctx, idx.len())?;
         let threads = 256;
-        self.dev.launch(stage, ctx, self.dev.func("gather_u64"), Self::grid(idx.len() as u64, threads), threads, 0, &[
-            src,
-            ib.ptr,
-            out.ptr,
-            idx.len() as u64,
-        ])?;
+        self.dev.launch(
+            stage,
+            ctx,
+            self.dev.func("gather_u64"),
+            Self::grid(idx.len() as u64, threads),
+            threads,
+            0,
+            &[src, ib.ptr, out.ptr, idx.len() as u64],
+        )?;
         self.download_u64(stage, ctx, out.ptr, idx.len())
     }
 }
@@ -425,28 +458,35 @@ impl ComposeOps for CudaBackend {
         let shift = inputs.domain.shift;
         let sn = shift.pow(1u64 << log_n);
         let wb = F::two_adic_root(log_blowup);
-        let zinv: Vec<u64> = (0..1u64 << log_blowup)
-            .map(|j| (sn * wb.pow(j) - F::ONE).inverse().unwrap_or(F::ZERO).value())
-            .collect();
+        let zinv: Vec<u64> =
+            (0..1u64 << log_blowup).map(|j| (sn * wb.pow(j) - F::ONE).inverse().unwrap_or(F::ZERO).value()).collect();
         let g_inv = F::two_adic_root(log_n).inverse().expect("non-zero");
         let cst_b = self.upload_u64(stage, ctx, &cst)?;
         let zinv_b = self.upload_u64(stage, ctx, &zinv)?;
         let out = self.dev.alloc(stage, ctx, big * 3)?;
         let threads = 128;
-        self.dev.launch(stage, ctx, &f, Self::grid(big as u64, threads), threads, 0, &[
-            inputs.main.ptr(),
-            inputs.aux.map_or(0, |m| m.ptr()),
-            inputs.fixed.map_or(0, |m| m.ptr()),
-            cst_b.ptr,
-            zinv_b.ptr,
-            tw.fwd.ptr,
-            out.ptr,
-            log_big as u64,
-            log_blowup as u64,
-            shift.value(),
-            tw.log as u64,
-            g_inv.value(),
-        ])?;
+        self.dev.launch(
+            stage,
+            ctx,
+            &f,
+            Self::grid(big as u64, threads),
+            threads,
+            0,
+            &[
+                inputs.main.ptr(),
+                inputs.aux.map_or(0, |m| m.ptr()),
+                inputs.fixed.map_or(0, |m| m.ptr()),
+                cst_b.ptr,
+                zinv_b.ptr,
+                tw.fwd.ptr,
+                out.ptr,
+                log_big as u64,
+                log_blowup as u64,
+                shift.value(),
+                tw.log as u64,
+                g_inv.value(),
+            ],
+        )?;
         Ok(self.matrix(out, big, 3))
     }
 
@@ -479,14 +519,15 @@ impl ComposeOps for CudaBackend {
             let flag = dev.zeros(stage, ctx, 1)?;
             let span = (big - bound) as u64 * 3;
             let threads = 256;
-            dev.launch(stage, ctx, dev.func("any_nonzero_tail"), Self::grid(span, threads), threads, 0, &[
-                coeffs.ptr,
-                big as u64,
-                big as u64,
-                bound as u64,
-                3,
-                flag.ptr,
-            ])?;
+            dev.launch(
+                stage,
+                ctx,
+                dev.func("any_nonzero_tail"),
+                Self::grid(span, threads),
+                threads,
+                0,
+                &[coeffs.ptr, big as u64, big as u64, bound as u64, 3, flag.ptr],
+            )?;
             let f = self.download_u64(stage, ctx, flag.ptr, 1)?;
             if f[0] != 0 {
                 return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.to_string(), bound });
@@ -499,7 +540,7 @@ impl ComposeOps for CudaBackend {
             let load = Load {
                 ptr: coeffs.at(j * n),
                 stride: big as u64,
-                mode: 3,
+                mode: if self.skip_zero_levels { 3 } else { 5 },
                 log_src_n: log_trace_height,
                 log_blowup,
                 twist_lo: 0,
@@ -507,7 +548,23 @@ impl ComposeOps for CudaBackend {
                 twist_lo_bits: 0,
                 scale: shift_inv.pow((j * n) as u64),
             };
-            ntt::run(dev, stage, ctx, &tw, false, false, log_big, log_blowup, log_big, 3, load, out.at(3 * j * big), big as u64, F::ONE)?;
+            let from = if self.skip_zero_levels { log_blowup } else { 0 };
+            ntt::run(
+                dev,
+                stage,
+                ctx,
+                &tw,
+                false,
+                false,
+                log_big,
+                from,
+                log_big,
+                3,
+                load,
+                out.at(3 * j * big),
+                big as u64,
+                F::ONE,
+            )?;
         }
         Ok(self.matrix(out, big, 3 * parts))
     }
@@ -542,24 +599,26 @@ impl DeepOps for CudaBackend {
                 continue;
             }
             let zc = ext_u64(z);
-            dev.launch(stage, ctx, dev.func("bary_weights"), Self::grid(big as u64, 128), 128, 0, &[
-                weights.ptr,
-                domain.log_size as u64,
-                zc[0],
-                zc[1],
-                zc[2],
-                s.value(),
-                tw.fwd.ptr,
-                tw.log as u64,
-            ])?;
+            dev.launch(
+                stage,
+                ctx,
+                dev.func("bary_weights"),
+                Self::grid(big as u64, 128),
+                128,
+                0,
+                &[weights.ptr, domain.log_size as u64, zc[0], zc[1], zc[2], s.value(), tw.fwd.ptr, tw.log as u64],
+            )?;
             for c0 in (0..w).step_by(65535) {
                 let nc = (w - c0).min(65535);
-                dev.launch(stage, ctx, dev.func("bary_partial"), (slices as u32, nc as u32, 1), 256, 0, &[
-                    m.buf.at(c0 * big),
-                    weights.ptr,
-                    big as u64,
-                    partial.at(c0 * slices * 3),
-                ])?;
+                dev.launch(
+                    stage,
+                    ctx,
+                    dev.func("bary_partial"),
+                    (slices as u32, nc as u32, 1),
+                    256,
+                    0,
+                    &[m.buf.at(c0 * big), weights.ptr, big as u64, partial.at(c0 * slices * 3)],
+                )?;
             }
             let p = self.download_u64(stage, ctx, partial.ptr, w * slices * 3)?;
             // (z^N - s^N) / (N s^N)
@@ -605,14 +664,15 @@ impl DeepOps for CudaBackend {
                 }
                 let coeffs: Vec<u64> = cols.coeffs.iter().flat_map(|c| ext_u64(*c)).collect();
                 let cb = self.upload_u64(stage, ctx, &coeffs)?;
-                dev.launch(stage, ctx, dev.func("lincomb"), Self::grid(big as u64, threads), threads, 0, &[
-                    acc.ptr,
-                    cols.matrix.ptr(),
-                    cb.ptr,
-                    cols.matrix.width as u64,
-                    big as u64,
-                    (!first) as u64,
-                ])?;
+                dev.launch(
+                    stage,
+                    ctx,
+                    dev.func("lincomb"),
+                    Self::grid(big as u64, threads),
+                    threads,
+                    0,
+                    &[acc.ptr, cols.matrix.ptr(), cb.ptr, cols.matrix.width as u64, big as u64, (!first) as u64],
+                )?;
                 first = false;
             }
             if first {
@@ -622,21 +682,29 @@ impl DeepOps for CudaBackend {
             }
             let z = ext_u64(p.point);
             let vv = ext_u64(v);
-            dev.launch(stage, ctx, dev.func("deep_accum"), Self::grid(big as u64, threads), threads, 0, &[
-                d.ptr,
-                acc.ptr,
-                domain.log_size as u64,
-                z[0],
-                z[1],
-                z[2],
-                vv[0],
-                vv[1],
-                vv[2],
-                domain.shift.value(),
-                tw.fwd.ptr,
-                tw.log as u64,
-                (pi > 0) as u64,
-            ])?;
+            dev.launch(
+                stage,
+                ctx,
+                dev.func("deep_accum"),
+                Self::grid(big as u64, threads),
+                threads,
+                0,
+                &[
+                    d.ptr,
+                    acc.ptr,
+                    domain.log_size as u64,
+                    z[0],
+                    z[1],
+                    z[2],
+                    vv[0],
+                    vv[1],
+                    vv[2],
+                    domain.shift.value(),
+                    tw.fwd.ptr,
+                    tw.log as u64,
+                    (pi > 0) as u64,
+                ],
+            )?;
         }
         Ok(self.matrix(d, big, 3))
     }
@@ -667,23 +735,31 @@ impl FriOps for CudaBackend {
             None => (0, [0; 3]),
         };
         let threads = 128;
-        dev.launch(stage, ctx, dev.func("fri_fold"), Self::grid(m as u64, threads), threads, 0, &[
-            layer.ptr(),
-            out.ptr,
-            domain.log_size as u64,
-            log_arity as u64,
-            b[0],
-            b[1],
-            b[2],
-            shift_inv.value(),
-            tw.inv.ptr,
-            tw.log as u64,
-            a_inv.value(),
-            rp,
-            s[0],
-            s[1],
-            s[2],
-        ])?;
+        dev.launch(
+            stage,
+            ctx,
+            dev.func("fri_fold"),
+            Self::grid(m as u64, threads),
+            threads,
+            0,
+            &[
+                layer.ptr(),
+                out.ptr,
+                domain.log_size as u64,
+                log_arity as u64,
+                b[0],
+                b[1],
+                b[2],
+                shift_inv.value(),
+                tw.inv.ptr,
+                tw.log as u64,
+                a_inv.value(),
+                rp,
+                s[0],
+                s[1],
+                s[2],
+            ],
+        )?;
         Ok(self.matrix(out, m, 3))
     }
 
@@ -704,16 +780,15 @@ impl FriOps for CudaBackend {
         let threads = 256;
         let mut start = 0u64;
         loop {
-            dev.launch(stage, ctx, dev.func(kernel), Self::grid(batch, threads), threads, 0, &[
-                s[0],
-                s[1],
-                s[2],
-                s[3],
-                start,
-                batch,
-                bits as u64,
-                best.ptr,
-            ])?;
+            dev.launch(
+                stage,
+                ctx,
+                dev.func(kernel),
+                Self::grid(batch, threads),
+                threads,
+                0,
+                &[s[0], s[1], s[2], s[3], start, batch, bits as u64, best.ptr],
+            )?;
             let b = self.download_u64(stage, ctx, best.ptr, 1)?;
             if b[0] != u64::MAX {
                 return Ok(b[0]);

@@ -19,7 +19,13 @@ impl TwiddleCache {
     }
 
     /// Tables valid for every domain of size up to 2^log.
-    pub(crate) fn get(&self, dev: &Arc<Device>, stage: Stage, ctx: &Ctx, log: u32) -> Result<Arc<Twiddles>, BackendError> {
+    pub(crate) fn get(
+        &self,
+        dev: &Arc<Device>,
+        stage: Stage,
+        ctx: &Ctx,
+        log: u32,
+    ) -> Result<Arc<Twiddles>, BackendError> {
         let mut g = self.0.lock().map_err(|_| dev.err(stage, ctx, "twiddle lock poisoned"))?;
         if let Some(t) = g.as_ref() {
             if t.log >= log {
@@ -55,7 +61,7 @@ pub(crate) struct Load {
     pub ptr: u64,
     pub stride: u64,
     /// 0 plain, 1 bit-reversed gather, 2 expand bit-reversed coefficients,
-    /// 3 expand natural-order coefficients.
+    /// 3 expand natural-order coefficients, 4 and 5 the same zero-padded.
     pub mode: u64,
     pub log_src_n: u32,
     pub log_blowup: u32,
@@ -189,10 +195,21 @@ pub(crate) fn natural(
     dst: u64,
     dst_stride: u64,
 ) -> Result<(), BackendError> {
-    let scale = if inverse {
-        F::new(1u64 << log_n).inverse().expect("non-zero")
-    } else {
-        F::ONE
-    };
-    run(dev, stage, ctx, tw, inverse, false, log_n, 0, log_n, cols, Load::bitrev(src, src_stride), dst, dst_stride, scale)
+    let scale = if inverse { F::new(1u64 << log_n).inverse().expect("non-zero") } else { F::ONE };
+    run(
+        dev,
+        stage,
+        ctx,
+        tw,
+        inverse,
+        false,
+        log_n,
+        0,
+        log_n,
+        cols,
+        Load::bitrev(src, src_stride),
+        dst,
+        dst_stride,
+        scale,
+    )
 }

@@ -10,7 +10,8 @@ use backend_cuda::nvrtc::{self, Target};
 const ARCHS: [(u32, u32); 3] = [(8, 0), (9, 0), (12, 0)];
 
 fn sample_constraints() -> backend_api::ConstraintSystem {
-    let layout = Layout { fixed_width: 1, main_width: 3, aux_width: 1, num_challenges: 2, num_public: 1, num_aux_values: 1 };
+    let layout =
+        Layout { fixed_width: 1, main_width: 3, aux_width: 1, num_challenges: 2, num_public: 1, num_aux_values: 1 };
     let mut b = ConstraintBuilder::new(layout);
     let a = Expr::main(0, 0);
     b.when_transition(Expr::main(0, 1) - &a * &a * Expr::fixed(0, 0));
@@ -46,7 +47,12 @@ fn every_kernel_compiles_to_ptx_without_warnings() {
                             }
                         }
                     }
-                    println!("{name} compute_{ma}{mi}: {} bytes of PTX (NVRTC {}.{})", c.image.len(), version.0, version.1);
+                    println!(
+                        "{name} compute_{ma}{mi}: {} bytes of PTX (NVRTC {}.{})",
+                        c.image.len(),
+                        version.0,
+                        version.1
+                    );
                 }
                 Err(e) => failures.push(e),
             }

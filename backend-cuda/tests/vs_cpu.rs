@@ -57,6 +57,14 @@ fn random_matrix(r: &mut ChaCha8Rng, w: usize, h: usize) -> ColMatrix {
     ColMatrix::new(w, h, (0..w * h).map(|_| nz(r)).collect())
 }
 
+/// The reference caches twiddle tables per backend; a size-1 transform
+/// followed by a size-2 one on the same instance currently reuses a table
+/// without the size-2 layer (reported to backend-cpu), so transform tests
+/// take a fresh instance per case.
+fn fresh_cpu() -> CpuBackend {
+    CpuBackend::new()
+}
+
 fn ctx() -> Ctx<'static> {
     Ctx::table("test")
 }
@@ -96,9 +104,10 @@ fn shapes() -> Vec<(u32, usize)> {
 #[test]
 fn ntt_and_intt_match() {
     let Some(gpu) = gpu() else { return };
-    let cpu = CpuBackend::new();
     let mut r = rng(1);
     for (log, w) in shapes() {
+        // A fresh reference per case: see `fresh_cpu`.
+        let cpu = fresh_cpu();
         let m = random_matrix(&mut r, w, 1 << log);
         let (g, c) = (gpu.upload(&ctx(), &m).unwrap(), cpu.upload(&ctx(), &m).unwrap());
         let gn = gpu.download(&ctx(), &gpu.ntt(&ctx(), &g).unwrap()).unwrap();
@@ -113,10 +122,10 @@ fn ntt_and_intt_match() {
 #[test]
 fn coset_lde_matches() {
     let Some(gpu) = gpu() else { return };
-    let cpu = CpuBackend::new();
     let mut r = rng(2);
     for (log, w) in shapes() {
         for log_blowup in 1..=4u32 {
+            let cpu = fresh_cpu();
             if log + log_blowup > max_log() + 2 {
                 continue;
             }
@@ -211,16 +220,19 @@ fn deep_and_evaluate_at_match() {
         macro_rules! pts {
             ($ma:expr, $mb:expr) => {{
                 let (ma, mb) = ($ma, $mb);
-            vec![
-                DeepPoint {
-                    point: z[0],
-                    columns: vec![
-                        DeepColumns { matrix: ma, coeffs: ka.clone(), values: va.clone() },
-                        DeepColumns { matrix: mb, coeffs: kb.clone(), values: vb.clone() },
-                    ],
-                },
-                DeepPoint { point: z[1], columns: vec![DeepColumns { matrix: ma, coeffs: k2.clone(), values: v2.clone() }] },
-            ]
+                vec![
+                    DeepPoint {
+                        point: z[0],
+                        columns: vec![
+                            DeepColumns { matrix: ma, coeffs: ka.clone(), values: va.clone() },
+                            DeepColumns { matrix: mb, coeffs: kb.clone(), values: vb.clone() },
+                        ],
+                    },
+                    DeepPoint {
+                        point: z[1],
+                        columns: vec![DeepColumns { matrix: ma, coeffs: k2.clone(), values: v2.clone() }],
+                    },
+                ]
             }};
         }
         let g = gpu.deep_quotient(&ctx(), domain, &pts!(&ga, &gb)).unwrap();
@@ -255,7 +267,8 @@ fn grind_matches() {
 }
 
 fn sample_system() -> ConstraintSystem {
-    let layout = Layout { fixed_width: 1, main_width: 3, aux_width: 2, num_challenges: 2, num_public: 2, num_aux_values: 1 };
+    let layout =
+        Layout { fixed_width: 1, main_width: 3, aux_width: 2, num_challenges: 2, num_public: 2, num_aux_values: 1 };
     let mut b = ConstraintBuilder::new(layout);
     let a = Expr::main(0, 0);
     b.when_transition(Expr::main(0, 1) - &a * &a * Expr::fixed(0, 0) - Expr::main(1, 0));
@@ -270,10 +283,10 @@ fn sample_system() -> ConstraintSystem {
 #[test]
 fn compose_and_split_match() {
     let Some(gpu) = gpu() else { return };
-    let cpu = CpuBackend::new();
     let mut r = rng(7);
     let cs = sample_system();
     for (log_n, log_blowup) in [(0u32, 1u32), (1, 2), (3, 1), (6, 2), (10, 3), (12, 2), (max_log().min(20) - 2, 2)] {
+        let cpu = fresh_cpu();
         let big = 1usize << (log_n + log_blowup);
         let domain = Coset::new(log_n + log_blowup, GENERATOR);
         let main = random_matrix(&mut r, 3, big);
@@ -285,7 +298,11 @@ fn compose_and_split_match() {
         let alpha = ext(&mut r);
         macro_rules! inputs {
             ($b:expr) => {{
-                let (m, f, a) = ($b.upload(&ctx(), &main).unwrap(), $b.upload(&ctx(), &fixed).unwrap(), $b.upload(&ctx(), &aux).unwrap());
+                let (m, f, a) = (
+                    $b.upload(&ctx(), &main).unwrap(),
+                    $b.upload(&ctx(), &fixed).unwrap(),
+                    $b.upload(&ctx(), &aux).unwrap(),
+                );
                 let i = ComposeInputs {
                     constraints: &cs,
                     fixed: Some(&f),
@@ -309,10 +326,22 @@ fn compose_and_split_match() {
                 continue;
             }
             let low = random_matrix(&mut r, 3, parts << log_n);
-            let q = cpu.download(&ctx(), &cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &low).unwrap(), log_blowup - log_parts, GENERATOR).unwrap()).unwrap();
+            let c2 = fresh_cpu();
+            let q = c2
+                .download(
+                    &ctx(),
+                    &c2.coset_lde(&ctx(), &c2.upload(&ctx(), &low).unwrap(), log_blowup - log_parts, GENERATOR)
+                        .unwrap(),
+                )
+                .unwrap();
+            let cpu = fresh_cpu();
             let g = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts).unwrap();
             let c = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts).unwrap();
-            same!(gpu.download(&ctx(), &g).unwrap(), cpu.download(&ctx(), &c).unwrap(), format!("split 2^{log_n} parts {parts}"));
+            same!(
+                gpu.download(&ctx(), &g).unwrap(),
+                cpu.download(&ctx(), &c).unwrap(),
+                format!("split 2^{log_n} parts {parts}")
+            );
             let noise = random_matrix(&mut r, 3, big);
             let ge = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts).err();
             let ce = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts).err();

@@ -8,7 +8,10 @@
 // are skipped (each 2^log_blowup-chunk after them is constant).
 //
 // load_mode: 0 plain, 1 bit-reversed gather, 2 expand from bit-reversed
-// coefficients, 3 expand from natural-order coefficients.
+// coefficients, 3 expand from natural-order coefficients; 4 and 5 are 2 and
+// 3 zero-padded instead of expanded (only index multiples of 2^log_blowup
+// hold a value), for transforms that run every level from 0 so that their
+// first pass reads and writes whole contiguous tiles.
 extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 src_stride, u64 dst_stride,
                                     u64 log_n, u64 l0, u64 k, u64 c, u64 dif, const u64* __restrict__ tw,
                                     u64 tw_log, u64 load_mode, u64 log_src_n, u64 log_blowup,
@@ -31,10 +34,12 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
             v = sc[i];
         } else if (load_mode == 1) {
             v = sc[brev_bits(i, log_n)];
+        } else if (load_mode >= 4 && (i & ((1ull << log_blowup) - 1)) != 0) {
+            v = 0;
         } else {
             u64 m = i >> log_blowup;
             u64 kk = brev_bits(m, log_src_n);
-            v = sc[load_mode == 2 ? m : kk];
+            v = sc[(load_mode == 2 || load_mode == 4) ? m : kk];
             if (load_scale != 1ull) v = f_mul(v, load_scale);
             if (twist_lo != 0) {
                 u64 lo_mask = (1ull << twist_lo_bits) - 1;
