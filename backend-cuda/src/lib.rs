@@ -161,18 +161,6 @@ impl CudaBackend {
     }
 }
 
-/// The checks the reference backend makes on plain-data domains, so the
-/// same bad call gives the same error here.
-fn check_domain(stage: Stage, d: &Coset) -> Result<()> {
-    if d.log_size > backend_api::field::TWO_ADICITY {
-        return Err(BackendError::invalid(stage, format!("domain of 2^{} points exceeds 2^32", d.log_size)));
-    }
-    if d.shift.is_zero() {
-        return Err(BackendError::invalid(stage, "domain shift is zero"));
-    }
-    Ok(())
-}
-
 /// Whether the extension element `z` is a point of `domain`, and which.
 fn domain_index(domain: &Coset, z: Ext) -> Option<usize> {
     let [z0, z1, z2] = z.0;
@@ -427,7 +415,6 @@ impl CudaBackend {
 impl ComposeOps for CudaBackend {
     fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<CudaMatrix>) -> Result<CudaMatrix> {
         let stage = Stage::Compose;
-        check_domain(stage, &inputs.domain)?;
         validate::compose(inputs)?;
         let cs = inputs.constraints;
         let log_big = inputs.domain.log_size;
@@ -499,13 +486,6 @@ impl ComposeOps for CudaBackend {
         parts: usize,
     ) -> Result<CudaMatrix> {
         let stage = Stage::QuotientSplit;
-        check_domain(stage, &domain)?;
-        if log_trace_height > domain.log_size || parts > domain.size() >> log_trace_height {
-            return Err(BackendError::invalid(
-                stage,
-                format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
-            ));
-        }
         validate::split_quotient(quotient, domain, log_trace_height, parts)?;
         let dev = &self.dev;
         let log_big = domain.log_size;
@@ -573,7 +553,6 @@ impl ComposeOps for CudaBackend {
 impl DeepOps for CudaBackend {
     fn evaluate_at(&self, ctx: &Ctx, m: &CudaMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
         let stage = Stage::OutOfDomain;
-        check_domain(stage, &domain)?;
         validate::evaluate_at(m, domain)?;
         let dev = &self.dev;
         let (big, w) = (domain.size(), m.width);
@@ -641,11 +620,7 @@ impl DeepOps for CudaBackend {
 
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CudaMatrix>]) -> Result<CudaMatrix> {
         let stage = Stage::Deep;
-        check_domain(stage, &domain)?;
         validate::deep(domain, points)?;
-        if points.iter().any(|p| domain_index(&domain, p.point).is_some()) {
-            return Err(BackendError::invalid(stage, "an opening point lies on the evaluation domain"));
-        }
         let dev = &self.dev;
         let big = domain.size();
         let tw = self.twiddles(stage, ctx, domain.log_size)?;
@@ -721,7 +696,6 @@ impl FriOps for CudaBackend {
         roll_in: Option<(&CudaMatrix, Ext)>,
     ) -> Result<CudaMatrix> {
         let stage = Stage::FriFold;
-        check_domain(stage, &domain)?;
         validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
         let dev = &self.dev;
         let m = domain.size() >> log_arity;
