@@ -54,7 +54,9 @@ impl Twiddles {
 
 fn build_twiddles(log_n: u32, inverse: bool) -> Vec<F> {
     let n = 1usize << log_n;
-    let mut t = vec![F::ZERO; n.max(2)];
+    // Exactly n entries: `Twiddles::get` reads the length as the largest
+    // size covered, so padding would claim layers that were never filled.
+    let mut t = vec![F::ZERO; n];
     for log_h in 0..log_n {
         let h = 1usize << log_h;
         let mut w = F::two_adic_root(log_h + 1);
