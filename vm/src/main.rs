@@ -121,6 +121,14 @@ struct RunArgs {
 
 type CliResult<T> = Result<T, String>;
 
+/// Prints a line to stdout; a closed pipe (`kiln verify f | head -1`) is
+/// not an error of the command.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -242,11 +250,11 @@ fn cmd_run(a: RunArgs) -> CliResult<()> {
             "outputs": nums(&ex.outputs),
             "time_ms": elapsed.as_secs_f64() * 1e3,
         });
-        println!("{v}");
+        say!("{v}");
     } else {
-        println!("outputs  {}", list(&ex.outputs));
-        println!("cycles   {}", ex.cycles);
-        println!("time     {elapsed:.2?}");
+        say!("outputs  {}", list(&ex.outputs));
+        say!("cycles   {}", ex.cycles);
+        say!("time     {elapsed:.2?}");
     }
     Ok(())
 }
@@ -388,15 +396,15 @@ fn prove_with<B: Backend>(
             "verified": true,
             "total_ms": total.as_secs_f64() * 1e3,
         });
-        println!("{v}");
+        say!("{v}");
     } else {
         let tables: Vec<String> = heights.iter().map(|(n, h)| format!("{n} 2^{h}")).collect();
-        println!("program   {name} ({} instructions, hash {})", program.len(), &hex(&program.hash())[..16]);
-        println!("inputs    {}", list(&ex.inputs));
-        println!("outputs   {}", list(&ex.outputs));
-        println!("cycles    {}", ex.cycles);
-        println!("tables    {}", tables.join(", "));
-        println!(
+        say!("program   {name} ({} instructions, hash {})", program.len(), &hex(&program.hash())[..16]);
+        say!("inputs    {}", list(&ex.inputs));
+        say!("outputs   {}", list(&ex.outputs));
+        say!("cycles    {}", ex.cycles);
+        say!("tables    {}", tables.join(", "));
+        say!(
             "options   {backend_name} backend, blowup {}, {} queries, {} grinding bits, {} ({security}-bit conjectured)",
             opts.blowup(),
             opts.num_queries,
@@ -404,11 +412,11 @@ fn prove_with<B: Backend>(
             opts.hash
         );
         let host: Vec<String> = spans.iter().map(|(s, _, d)| format!("{s} {d:.2?}")).collect();
-        println!("stages    {}", host.join(", "));
+        say!("stages    {}", host.join(", "));
         let prover: Vec<String> = per_stage.iter().map(|(s, d)| format!("{s} {d:.2?}")).collect();
-        println!("prover    {}", prover.join(", "));
-        println!("proof     {} ({} bytes), verified", a.out.display(), bytes.len());
-        println!("total     {total:.2?}");
+        say!("prover    {}", prover.join(", "));
+        say!("proof     {} ({} bytes), verified", a.out.display(), bytes.len());
+        say!("total     {total:.2?}");
     }
     if security < stark::options::DEFAULT_MIN_SECURITY_BITS && !a.json {
         eprintln!(
@@ -440,12 +448,12 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
             "security_bits": security,
             "time_ms": elapsed.as_secs_f64() * 1e3,
         });
-        println!("{v}");
+        say!("{v}");
     } else {
-        println!("verified  program {} ({} instructions)", &hash[..16], bundle.program.len());
-        println!("inputs    {}", list(machine.inputs()));
-        println!("outputs   {}", list(machine.outputs()));
-        println!("security  {security} bits (conjectured), checked in {elapsed:.2?}");
+        say!("verified  program {} ({} instructions)", &hash[..16], bundle.program.len());
+        say!("inputs    {}", list(machine.inputs()));
+        say!("outputs   {}", list(machine.outputs()));
+        say!("security  {security} bits (conjectured), checked in {elapsed:.2?}");
     }
     Ok(())
 }
@@ -459,10 +467,10 @@ fn cmd_devices(json_out: bool) -> CliResult<()> {
     ];
     if json_out {
         let v: Vec<Value> = rows.iter().map(|(n, ok, d)| json!({"backend": n, "available": ok, "detail": d})).collect();
-        println!("{}", json!({ "backends": v }));
+        say!("{}", json!({ "backends": v }));
     } else {
         for (n, ok, d) in rows {
-            println!("{n:<5} {:<13} {d}", if ok { "available" } else { "unavailable" });
+            say!("{n:<5} {:<13} {d}", if ok { "available" } else { "unavailable" });
         }
     }
     Ok(())

@@ -86,3 +86,20 @@ fn proof_files_round_trip_and_reject_tampering() {
         assert!(ProofBundle::from_bytes(&bytes[..cut]).is_err());
     }
 }
+
+/// The 2^20-cycle example at full size with both hashes. Slow in a debug
+/// build: `cargo test -p vm --release -- --ignored`.
+#[test]
+#[ignore]
+fn chain_at_two_to_the_twenty_cycles() {
+    let p = assemble(examples::CHAIN).unwrap();
+    let ex = execute(&p, &felts(&[262_142, 3]), &ExecOptions { record: true, ..Default::default() }).unwrap();
+    assert_eq!(ex.cycles, 1 << 20);
+    for hash in HashKind::ALL {
+        let machine = VmMachine::new(&p, &ex.inputs, &ex.outputs);
+        let traces = trace::generate(&p, &ex).unwrap();
+        let opts = ProofOptions { hash, ..ProofOptions::default() };
+        let proof = stark::prove(&CpuBackend::new(), &machine, traces, machine.publics(), &opts).unwrap();
+        stark::verify(&machine, machine.publics(), &proof, &Acceptance::MinSecurity(100)).unwrap();
+    }
+}
