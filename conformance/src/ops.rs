@@ -1,0 +1,520 @@
+//! Operation-by-operation comparison against the CPU reference.
+
+use crate::inputs::{case_seed, rand_ext, rand_exts, rand_f, rand_felts, rand_matrix, rng, rows_label, CaseRng};
+use crate::{SuiteConfig, SuiteReport};
+use backend_api::{
+    Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, ConstraintBuilder, ConstraintSystem,
+    Coset, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Expr, FriOps, HashKind, Layout, MerkleOps,
+    NttOps, F, GENERATOR,
+};
+use backend_cpu::cross_check::first_difference;
+use backend_cpu::{CpuBackend, CpuMatrix};
+use rand::Rng;
+use stark::examples::{Cubic, Fibonacci, Permutation, TwoTables};
+use stark::Machine;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// One DEEP point: z and, per matrix index, its coefficients and values.
+type DeepSpec = (backend_api::Ext, Vec<(usize, Vec<backend_api::Ext>, Vec<backend_api::Ext>)>);
+
+/// The context every direct operation call of the suite runs under.
+pub const CTX: Ctx<'static> = Ctx { table: "conformance" };
+
+/// The backend under test, the reference, and the report being filled.
+pub(crate) struct Checker<'a, B: Backend> {
+    pub b: &'a B,
+    pub cpu: &'a CpuBackend,
+    pub cfg: &'a SuiteConfig,
+    pub report: &'a mut SuiteReport,
+}
+
+/// Why a panic happened, as text.
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic".into())
+}
+
+/// Compares a backend's host copy with the reference's, naming the first
+/// differing element.
+pub(crate) fn same_host(got: &ColMatrix, want: &ColMatrix) -> Result<(), String> {
+    if (got.height(), got.width()) != (want.height(), want.width()) {
+        return Err(format!("shape {}x{}, reference {}x{}", got.height(), got.width(), want.height(), want.width()));
+    }
+    match first_difference(got, want) {
+        None => Ok(()),
+        Some((c, r)) => Err(format!("column {c}, row {r}: {} vs reference {}", got.get(r, c), want.get(r, c))),
+    }
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Heights tried for operations whose input is a trace (compose, split):
+/// every small height, then every other one up to max_log - 2.
+fn trace_logs(cfg: &SuiteConfig) -> Vec<u32> {
+    (0..=cfg.max_log.saturating_sub(2)).filter(|&l| l <= 4 || l % 2 == 0 || l == cfg.max_log - 2).collect()
+}
+
+/// The constraint systems compose is checked on: the stark examples' and
+/// one using every kind of leaf and every vanishing domain.
+pub(crate) fn systems() -> Vec<(String, ConstraintSystem)> {
+    let mut out = vec![
+        ("fibonacci".to_string(), stark::Air::constraints(&Fibonacci::default()).clone()),
+        ("permutation".to_string(), stark::Air::constraints(&Permutation::default()).clone()),
+    ];
+    for w in [3, 7, 64] {
+        out.push((format!("cubic{w}"), stark::Air::constraints(&Cubic::new(w)).clone()));
+    }
+    let two = TwoTables::default();
+    for t in two.tables() {
+        out.push((t.name().to_string(), t.constraints().clone()));
+    }
+    out.push(("mixed".to_string(), mixed_system()));
+    out
+}
+
+/// Fixed, main and auxiliary columns, offsets 0..2, challenges, public
+/// inputs, auxiliary values and all four constraint domains.
+pub(crate) fn mixed_system() -> ConstraintSystem {
+    let layout =
+        Layout { fixed_width: 2, main_width: 3, aux_width: 2, num_challenges: 2, num_public: 2, num_aux_values: 1 };
+    let mut b = ConstraintBuilder::new(layout);
+    let m = |c, o| Expr::main(c, o);
+    b.when_transition(m(0, 1) - m(0, 0) * m(1, 0) * Expr::fixed(0, 0) - Expr::public(0));
+    b.when_first_row(Expr::aux(0, 0) * Expr::challenge(0) - m(2, 0));
+    b.when_last_row(Expr::aux(1, 0) - Expr::aux_value(0) * Expr::fixed(1, 1));
+    b.always(m(1, 0) * m(1, 0) - Expr::challenge(1) * m(2, 2));
+    b.when_transition(
+        Expr::aux(1, 1) - Expr::aux(1, 0) - Expr::aux(0, 1) * (Expr::challenge(0) - m(0, 1)) + Expr::public(1),
+    );
+    b.build().expect("valid constraints")
+}
+
+impl<B: Backend> Checker<'_, B> {
+    /// Runs one case with its own seeded RNG and records it; a panic in
+    /// the backend is a failure, not an abort of the suite.
+    pub fn case(
+        &mut self,
+        op: impl Into<String>,
+        rows: impl Into<String>,
+        cols: impl Into<String>,
+        f: impl FnOnce(&Self, &mut CaseRng) -> Result<(), String>,
+    ) {
+        let (op, rows, cols) = (op.into(), rows.into(), cols.into());
+        let seed = case_seed(self.cfg.seed, &format!("{op}/{rows}/{cols}"));
+        let mut r = rng(seed);
+        let outcome = match catch_unwind(AssertUnwindSafe(|| f(self, &mut r))) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(format!("{e} (case seed {seed:#x})")),
+            Err(p) => Err(format!("panicked: {} (case seed {seed:#x})", panic_text(&*p))),
+        };
+        self.report.push(op, rows, cols, outcome);
+    }
+
+    pub fn up(&self, m: &ColMatrix) -> Result<(B::Matrix, CpuMatrix), String> {
+        let g = self.b.upload(&CTX, m).map_err(|e| format!("upload: {e}"))?;
+        if (g.height(), g.width()) != (m.height(), m.width()) {
+            return Err(format!("uploaded matrix reports {}x{}", g.height(), g.width()));
+        }
+        Ok((g, CpuMatrix::from_host(m)))
+    }
+
+    /// Both results must succeed with equal bytes, or fail with equal
+    /// errors. Returns both matrices for further stages.
+    pub fn same_matrix(
+        &self,
+        got: backend_api::Result<B::Matrix>,
+        want: backend_api::Result<CpuMatrix>,
+    ) -> Result<Option<(B::Matrix, CpuMatrix)>, String> {
+        match (got, want) {
+            (Ok(g), Ok(w)) => {
+                if (g.height(), g.width()) != (w.height(), w.width()) {
+                    return Err(format!(
+                        "result reports {}x{}, reference {}x{}",
+                        g.height(),
+                        g.width(),
+                        w.height(),
+                        w.width()
+                    ));
+                }
+                let host = self.b.download(&CTX, &g).map_err(|e| format!("download: {e}"))?;
+                same_host(&host, &w.to_host())?;
+                Ok(Some((g, w)))
+            }
+            (Err(a), Err(b)) if a == b => Ok(None),
+            (Err(a), Err(b)) => Err(format!("error {a:?}, reference {b:?}")),
+            (Err(a), Ok(_)) => Err(format!("error {a:?}, the reference succeeded")),
+            (Ok(_), Err(b)) => Err(format!("succeeded, the reference failed with {b:?}")),
+        }
+    }
+
+    fn lde_cap(&self) -> usize {
+        self.cfg.max_elems * 4
+    }
+
+    pub fn transfers(&mut self) {
+        for (log, w) in self.cfg.shapes() {
+            let rows = 1usize << log;
+            self.case("upload+download", rows_label(rows), w.to_string(), |c, r| {
+                let m = rand_matrix(r, w, rows);
+                let (g, _) = c.up(&m)?;
+                let back = c.b.download(&CTX, &g).map_err(|e| format!("download: {e}"))?;
+                same_host(&back, &m)
+            });
+            if rows >= 2 {
+                let mut heights = vec![rows / 2, rows / rows.min(16)];
+                heights.dedup();
+                for h in heights {
+                    self.case(format!("reshape /{}", rows / h), rows_label(rows), w.to_string(), |c, r| {
+                        let m = rand_matrix(r, w, rows);
+                        let (g, cm) = c.up(&m)?;
+                        c.same_matrix(c.b.reshape(&CTX, &g, h), c.cpu.reshape(&CTX, &cm, h)).map(drop)
+                    });
+                }
+            }
+        }
+    }
+
+    pub fn ntt(&mut self) {
+        for (log, w) in self.cfg.shapes() {
+            let rows = 1usize << log;
+            self.case("ntt", rows_label(rows), w.to_string(), |c, r| {
+                let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                c.same_matrix(c.b.ntt(&CTX, &g), c.cpu.ntt(&CTX, &cm)).map(drop)
+            });
+            self.case("intt", rows_label(rows), w.to_string(), |c, r| {
+                let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                c.same_matrix(c.b.intt(&CTX, &g), c.cpu.intt(&CTX, &cm)).map(drop)
+            });
+            self.case("intt(ntt(x)) = x", rows_label(rows), w.to_string(), |c, r| {
+                let m = rand_matrix(r, w, rows);
+                let (g, _) = c.up(&m)?;
+                let f = c.b.ntt(&CTX, &g).map_err(|e| e.to_string())?;
+                let back = c.b.intt(&CTX, &f).map_err(|e| e.to_string())?;
+                same_host(&c.b.download(&CTX, &back).map_err(|e| e.to_string())?, &m)
+            });
+        }
+    }
+
+    pub fn lde(&mut self) {
+        for (log, w) in self.cfg.shapes() {
+            let rows = 1usize << log;
+            for lb in 1..=4u32 {
+                if w > 1 && (w << (log + lb)) > self.lde_cap() {
+                    continue;
+                }
+                self.case(format!("coset_lde x{}", 1 << lb), rows_label(rows), w.to_string(), |c, r| {
+                    let m = rand_matrix(r, w, rows);
+                    // The prover's shifts are powers of the generator; any
+                    // non-zero shift is valid.
+                    let shift = if r.gen::<bool>() { GENERATOR } else { rand_f(r) };
+                    let (g, cm) = c.up(&m)?;
+                    c.same_matrix(c.b.coset_lde(&CTX, &g, lb, shift), c.cpu.coset_lde(&CTX, &cm, lb, shift)).map(drop)
+                });
+            }
+        }
+    }
+
+    fn same_commit(&self, g: &B::Matrix, cm: &CpuMatrix, hash: HashKind, r: &mut CaseRng) -> Result<(), String> {
+        let gt = self.b.commit(&CTX, g, hash).map_err(|e| format!("commit: {e}"))?;
+        let ct = self.cpu.commit(&CTX, cm, hash).map_err(|e| format!("reference commit: {e}"))?;
+        if gt.root() != ct.root() {
+            return Err(format!("root {}, reference {}", hex(&gt.root()), hex(&ct.root())));
+        }
+        if gt.leaves() != ct.leaves() || gt.hash() != hash {
+            return Err(format!(
+                "tree reports {} leaves of {}, expected {} of {hash}",
+                gt.leaves(),
+                gt.hash(),
+                ct.leaves()
+            ));
+        }
+        let n = cm.height();
+        let mut rows = vec![0, n - 1, 0];
+        rows.extend((0..4).map(|_| r.gen_range(0..n)));
+        let go = self.b.open(&CTX, g, &gt, &rows).map_err(|e| format!("open: {e}"))?;
+        let co = self.cpu.open(&CTX, cm, &ct, &rows).map_err(|e| format!("reference open: {e}"))?;
+        if go.len() != co.len() {
+            return Err(format!("{} openings for {} rows", go.len(), rows.len()));
+        }
+        for ((a, b), row) in go.iter().zip(&co).zip(&rows) {
+            if a.values != b.values {
+                return Err(format!("opening of row {row}: values differ"));
+            }
+            if a.path != b.path {
+                return Err(format!("opening of row {row}: authentication path differs"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn merkle(&mut self) {
+        for (log, w) in self.cfg.shapes() {
+            let rows = 1usize << log;
+            for hash in HashKind::ALL {
+                self.case(format!("commit+open {hash}"), rows_label(rows), w.to_string(), |c, r| {
+                    let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                    c.same_commit(&g, &cm, hash, r)
+                });
+                if rows >= 4 {
+                    // FRI layers commit rows of a reshaped matrix.
+                    self.case(format!("commit+open {hash} reshaped /4"), rows_label(rows), w.to_string(), |c, r| {
+                        let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                        let g = c.b.reshape(&CTX, &g, rows / 4).map_err(|e| format!("reshape: {e}"))?;
+                        let cm = c.cpu.reshape(&CTX, &cm, rows / 4).map_err(|e| e.to_string())?;
+                        c.same_commit(&g, &cm, hash, r)
+                    });
+                }
+            }
+        }
+    }
+
+    pub fn compose(&mut self) {
+        for (name, cs) in systems() {
+            let l = cs.layout;
+            let width = l.fixed_width + l.main_width + 3 * l.aux_width + 3;
+            for log_n in trace_logs(self.cfg) {
+                for lb in 1..=4u32 {
+                    let big = 1usize << (log_n + lb);
+                    if big * width > self.lde_cap() {
+                        continue;
+                    }
+                    self.case(format!("compose {name}"), rows_label(1 << log_n), format!("x{}", 1 << lb), |c, r| {
+                        let fixed = (l.fixed_width > 0).then(|| rand_matrix(r, l.fixed_width, big));
+                        let main = rand_matrix(r, l.main_width, big);
+                        let aux = (l.aux_width > 0).then(|| rand_matrix(r, 3 * l.aux_width, big));
+                        let challenges = rand_exts(r, l.num_challenges);
+                        let publics = rand_felts(r, l.num_public);
+                        let aux_values = rand_exts(r, l.num_aux_values);
+                        let alpha = rand_ext(r);
+                        let domain = Coset::new(log_n + lb, GENERATOR);
+                        let (gm, cmm) = c.up(&main)?;
+                        let gf = fixed.as_ref().map(|m| c.up(m)).transpose()?;
+                        let ga = aux.as_ref().map(|m| c.up(m)).transpose()?;
+                        let got = c.b.compose(
+                            &CTX,
+                            &ComposeInputs {
+                                constraints: &cs,
+                                fixed: gf.as_ref().map(|p| &p.0),
+                                main: &gm,
+                                aux: ga.as_ref().map(|p| &p.0),
+                                log_trace_height: log_n,
+                                domain,
+                                challenges: &challenges,
+                                publics: &publics,
+                                aux_values: &aux_values,
+                                alpha,
+                            },
+                        );
+                        let want = c.cpu.compose(
+                            &CTX,
+                            &ComposeInputs {
+                                constraints: &cs,
+                                fixed: gf.as_ref().map(|p| &p.1),
+                                main: &cmm,
+                                aux: ga.as_ref().map(|p| &p.1),
+                                log_trace_height: log_n,
+                                domain,
+                                challenges: &challenges,
+                                publics: &publics,
+                                aux_values: &aux_values,
+                                alpha,
+                            },
+                        );
+                        c.same_matrix(got, want).map(drop)
+                    });
+                }
+            }
+        }
+    }
+
+    /// Evaluations on `domain` of three random polynomials with `degree`
+    /// coefficients (and one extra at `bump` when given).
+    fn quotient_evals(&self, r: &mut CaseRng, domain: Coset, degree: usize, bump: Option<usize>) -> ColMatrix {
+        let big = domain.size();
+        let mut data = vec![F::ZERO; 3 * big];
+        for coord in 0..3 {
+            let col = &mut data[coord * big..(coord + 1) * big];
+            for v in &mut col[..degree] {
+                *v = rand_f(r);
+            }
+        }
+        if let Some(k) = bump {
+            let coord = r.gen_range(0..3);
+            data[coord * big + k] = rand_f(r);
+        }
+        // p(shift * w^j) is the NTT of the coefficients c_i * shift^i.
+        for coord in 0..3 {
+            let mut s = F::ONE;
+            for v in &mut data[coord * big..(coord + 1) * big] {
+                *v *= s;
+                s *= domain.shift;
+            }
+        }
+        let m = CpuMatrix::new(3, big, data).expect("shape");
+        self.cpu.ntt(&CTX, &m).expect("reference ntt").to_host()
+    }
+
+    pub fn quotient(&mut self) {
+        for log_n in trace_logs(self.cfg) {
+            let n = 1usize << log_n;
+            for lb in 1..=4u32 {
+                let big = n << lb;
+                if 3 * big > self.lde_cap() {
+                    continue;
+                }
+                let mut parts = vec![1, 2, 3, 1 << lb];
+                parts.retain(|&p| p <= 1 << lb);
+                parts.sort_unstable();
+                parts.dedup();
+                let domain = Coset::new(log_n + lb, GENERATOR);
+                let op = format!("split_quotient x{}", 1 << lb);
+                for &p in &parts {
+                    self.case(op.clone(), rows_label(n), format!("{p} parts"), |c, r| {
+                        let q = c.quotient_evals(r, domain, p * n, None);
+                        let (g, cm) = c.up(&q)?;
+                        let got = c.b.split_quotient(&CTX, &g, domain, log_n, p);
+                        let want = c.cpu.split_quotient(&CTX, &cm, domain, log_n, p);
+                        if let Err(e) = &want {
+                            return Err(format!("the reference refused a valid quotient: {e}"));
+                        }
+                        c.same_matrix(got, want).map(drop)
+                    });
+                }
+                // One non-zero coefficient at or past parts * n: the same
+                // ConstraintsNotSatisfied on both.
+                for &p in parts.iter().filter(|&&p| p * n < big) {
+                    self.case(format!("{op} degree too high"), rows_label(n), format!("{p} parts"), |c, r| {
+                        let bump = p * n + r.gen_range(0..big - p * n);
+                        let q = c.quotient_evals(r, domain, p * n, Some(bump));
+                        let (g, cm) = c.up(&q)?;
+                        let got = c.b.split_quotient(&CTX, &g, domain, log_n, p).map(drop);
+                        let want = c.cpu.split_quotient(&CTX, &cm, domain, log_n, p).map(drop);
+                        match (got, want) {
+                            (Err(a), Err(b @ BackendError::ConstraintsNotSatisfied { .. })) if a == b => Ok(()),
+                            (got, want) => Err(format!("got {got:?}, reference {want:?}")),
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    pub fn deep(&mut self) {
+        for (log, w) in self.cfg.shapes() {
+            let rows = 1usize << log;
+            self.case("evaluate_at trace domain", rows_label(rows), w.to_string(), |c, r| {
+                let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                let z = rand_ext(r);
+                let points = [z, z * F::two_adic_root(log)];
+                let d = Coset::subgroup(log);
+                let got = c.b.evaluate_at(&CTX, &g, d, &points).map_err(|e| e.to_string())?;
+                let want = c.cpu.evaluate_at(&CTX, &cm, d, &points).map_err(|e| e.to_string())?;
+                (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
+            });
+            self.case("evaluate_at coset", rows_label(rows), w.to_string(), |c, r| {
+                let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                let points = [rand_ext(r)];
+                let d = Coset::new(log, GENERATOR);
+                let got = c.b.evaluate_at(&CTX, &g, d, &points).map_err(|e| e.to_string())?;
+                let want = c.cpu.evaluate_at(&CTX, &cm, d, &points).map_err(|e| e.to_string())?;
+                (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
+            });
+            for lb in [1u32, 2] {
+                let big = rows << lb;
+                if big * (w + 12) > self.lde_cap() && w > 1 {
+                    continue;
+                }
+                self.case(format!("deep_quotient x{}", 1 << lb), rows_label(rows), w.to_string(), |c, r| {
+                    // Main, auxiliary-like and quotient-like matrices at z;
+                    // main and auxiliary again at z * w (the next row).
+                    let mats: Vec<ColMatrix> = [w, 6, 6].iter().map(|&k| rand_matrix(r, k, big)).collect();
+                    let up: Vec<(B::Matrix, CpuMatrix)> = mats.iter().map(|m| c.up(m)).collect::<Result<_, _>>()?;
+                    let z = rand_ext(r);
+                    let spec: Vec<DeepSpec> = vec![
+                        (
+                            z,
+                            (0..3).map(|i| (i, rand_exts(r, mats[i].width()), rand_exts(r, mats[i].width()))).collect(),
+                        ),
+                        (
+                            z * F::two_adic_root(log),
+                            (0..2).map(|i| (i, rand_exts(r, mats[i].width()), rand_exts(r, mats[i].width()))).collect(),
+                        ),
+                    ];
+                    let domain = Coset::new(log + lb, GENERATOR);
+                    let gp: Vec<DeepPoint<B::Matrix>> = spec
+                        .iter()
+                        .map(|(p, cols)| DeepPoint {
+                            point: *p,
+                            columns: cols
+                                .iter()
+                                .map(|(i, k, v)| DeepColumns {
+                                    matrix: &up[*i].0,
+                                    coeffs: k.clone(),
+                                    values: v.clone(),
+                                })
+                                .collect(),
+                        })
+                        .collect();
+                    let cp: Vec<DeepPoint<CpuMatrix>> = spec
+                        .iter()
+                        .map(|(p, cols)| DeepPoint {
+                            point: *p,
+                            columns: cols
+                                .iter()
+                                .map(|(i, k, v)| DeepColumns {
+                                    matrix: &up[*i].1,
+                                    coeffs: k.clone(),
+                                    values: v.clone(),
+                                })
+                                .collect(),
+                        })
+                        .collect();
+                    c.same_matrix(c.b.deep_quotient(&CTX, domain, &gp), c.cpu.deep_quotient(&CTX, domain, &cp))
+                        .map(drop)
+                });
+            }
+        }
+    }
+
+    pub fn fri(&mut self) {
+        for log in 1..=self.cfg.max_log + 2 {
+            for la in 1..=4u32.min(log) {
+                for roll in [false, true] {
+                    let op = format!("fri_fold /{}{}", 1 << la, if roll { " +roll-in" } else { "" });
+                    self.case(op, rows_label(1 << log), "3", |c, r| {
+                        let layer = rand_matrix(r, 3, 1 << log);
+                        let domain = Coset::new(log, GENERATOR.pow(r.gen_range(1..64)));
+                        let beta = rand_ext(r);
+                        let (g, cm) = c.up(&layer)?;
+                        let rolled =
+                            if roll { Some((c.up(&rand_matrix(r, 3, 1 << (log - la)))?, rand_ext(r))) } else { None };
+                        let got = c.b.fri_fold(&CTX, &g, domain, la, beta, rolled.as_ref().map(|((g, _), s)| (g, *s)));
+                        let want =
+                            c.cpu.fri_fold(&CTX, &cm, domain, la, beta, rolled.as_ref().map(|((_, m), s)| (m, *s)));
+                        c.same_matrix(got, want).map(drop)
+                    });
+                }
+            }
+        }
+    }
+
+    pub fn grind(&mut self) {
+        for hash in HashKind::ALL {
+            for bits in [0u32, 1, 2, 4, 8, 12, 16] {
+                for s in 0..2 {
+                    self.case(format!("grind {hash}"), format!("{bits} bits"), format!("seed {s}"), |c, r| {
+                        let mut seed = [0u8; 32];
+                        r.fill(&mut seed[..]);
+                        let got = c.b.grind(&CTX, hash, &seed, bits).map_err(|e| e.to_string())?;
+                        let want = c.cpu.grind(&CTX, hash, &seed, bits).map_err(|e| e.to_string())?;
+                        (got == want).then_some(()).ok_or_else(|| format!("nonce {got}, reference (smallest) {want}"))
+                    });
+                }
+            }
+        }
+    }
+}

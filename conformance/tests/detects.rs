@@ -1,0 +1,55 @@
+//! The suite itself catches a wrong backend: the failing cases name the
+//! operation and shape, print their seed, and property failures shrink to
+//! the smallest failing input.
+
+mod common;
+
+use backend_api::Stage;
+use common::Corrupting;
+use conformance::{run_group, Group, SuiteConfig};
+
+fn config() -> SuiteConfig {
+    SuiteConfig { prop_cases: 16, ..SuiteConfig::with_max_log(8) }
+}
+
+#[test]
+fn a_wrong_lde_element_fails_exactly_the_lde_cases_that_hold_it() {
+    // Row 40 exists only in LDEs of at least 64 rows.
+    let b = Corrupting::new(Stage::CosetLde, None, 0, 40);
+    let report = run_group(&b, &config(), Group::Lde);
+    assert!(!report.passed());
+    for c in &report.cases {
+        let rows = 1usize << c.rows.trim_start_matches("2^").parse::<u32>().unwrap();
+        let blowup: usize = c.op.trim_start_matches("coset_lde x").parse().unwrap();
+        assert_eq!(c.passed(), rows * blowup <= 40, "{c:?}");
+        if let Err(e) = &c.outcome {
+            assert!(e.starts_with("column 0, row 40:") && e.contains("case seed 0x"), "{e}");
+        }
+    }
+    let table = report.to_string();
+    assert!(table.contains("FAIL: column 0, row 40") && table.ends_with("failed"), "{table}");
+    // Other groups are unaffected.
+    assert!(run_group(&b, &config(), Group::Merkle).passed());
+}
+
+#[test]
+fn a_property_failure_shrinks_to_the_smallest_input() {
+    // Wrong from 2^5 rows on: the shrunk input is 2^5 rows, 1 column, seed 0.
+    let b = Corrupting::new(Stage::Ntt, None, 0, 31);
+    let report = run_group(&b, &config(), Group::Properties);
+    let failure = report.failures().next().expect("the property fails");
+    let msg = failure.outcome.as_ref().unwrap_err();
+    assert!(
+        msg.starts_with("minimal failing input (log_rows, width, seed) = (5, 1, 0): ntt: column 0, row 31"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_wrong_compose_fails_every_proof_but_no_error_case() {
+    // Errors come from shared validation, before the corrupted output.
+    let b = Corrupting::new(Stage::Compose, None, 0, 0);
+    assert!(run_group(&b, &config(), Group::Errors).passed());
+    let report = run_group(&b, &config(), Group::Proofs);
+    assert!(report.cases.iter().all(|c| !c.passed()), "{report}");
+}
