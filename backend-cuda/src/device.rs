@@ -1,7 +1,9 @@
 //! The device side: context, stream, stream-ordered pool, pinned staging,
 //! kernel loading and launches.
 
+use crate::gate::Gate;
 use crate::nvrtc::{self, Target};
+use backend_api::fault::{FaultInjector, FaultSite};
 use backend_api::{BackendError, Ctx, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
@@ -95,36 +97,79 @@ pub(crate) const NTT_TILE_LOG_MAX: u32 = 13;
 const STAGING_ELEMS: usize = 4 << 20; // 32 MiB per staging buffer
 const SMALL_COPY: usize = 1 << 16;
 
+/// A memory pool handle.
+struct Pool(sys::CUmemoryPool);
+
+// SAFETY: a pool handle is a driver object usable from any thread of the
+// process; the driver serialises operations on it.
+unsafe impl Send for Pool {}
+unsafe impl Sync for Pool {}
+
 /// The shared device state.
 pub(crate) struct Device {
     pub(crate) ctx: Arc<CudaContext>,
+    /// The stream-ordered pool every buffer comes from: the device's
+    /// default pool, or a pool of our own capped at `pool_limit_bytes`.
+    pool: Pool,
+    own_pool: bool,
+    pub(crate) faults: FaultInjector,
+    pub(crate) gate: Arc<Gate>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) info: DeviceInfo,
     pub(crate) functions: HashMap<&'static str, CudaFunction>,
     pub(crate) ntt_tile_log: u32,
+    /// Run pairs of butterfly levels as radix-4 groups in registers
+    /// (`KILN_CUDA_NTT_RADIX=2` selects plain radix-2 levels).
+    pub(crate) ntt_radix4: bool,
     staging: Mutex<Option<PinnedHostSlice<u64>>>,
     generated: Mutex<HashMap<String, CudaFunction>>,
 }
 
 impl Device {
-    pub(crate) fn new(ordinal: usize) -> Result<Arc<Device>, BackendError> {
+    pub(crate) fn new(
+        ordinal: usize,
+        pool_limit_bytes: Option<u64>,
+        memory_budget_bytes: Option<u64>,
+    ) -> Result<Arc<Device>, BackendError> {
         check_libraries()?;
         let ctx = CudaContext::new(ordinal).map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
         let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;
         let stream = ctx.new_stream().map_err(|e| unavailable("stream creation", e))?;
         // Keep freed blocks in the stream-ordered pool instead of returning
-        // them to the driver at every synchronization.
-        // SAFETY: the device handle comes from the live context.
-        unsafe {
-            if let Ok(pool) = result::device::get_default_mem_pool(ctx.cu_device()) {
-                let mut threshold: u64 = u64::MAX;
-                let _ = result::mem_pool::set_attribute(
-                    pool,
-                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                    &mut threshold as *mut u64 as *mut _,
-                );
+        // them to the driver at every synchronization (drain trims it).
+        let (pool, own_pool) = match pool_limit_bytes {
+            None => {
+                // SAFETY: the device handle comes from the live context.
+                let p = unsafe { result::device::get_default_mem_pool(ctx.cu_device()) }
+                    .map_err(|e| unavailable("default memory pool", e))?;
+                (p, false)
             }
+            Some(limit) => {
+                // SAFETY: zeroed props are the documented defaults; the
+                // fields set below describe pinned device memory.
+                let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+                props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+                props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+                props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+                props.location.id = ordinal as i32;
+                props.maxSize = limit as usize;
+                // SAFETY: props is a valid, initialised CUmemPoolProps.
+                let p = unsafe { result::mem_pool::create(&props) }
+                    .map_err(|e| unavailable(&format!("memory pool of {limit} bytes"), e))?;
+                (p, true)
+            }
+        };
+        // SAFETY: a live pool; the attribute takes a u64.
+        unsafe {
+            let mut threshold: u64 = u64::MAX;
+            let _ = result::mem_pool::set_attribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut threshold as *mut u64 as *mut _,
+            );
         }
+        let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
+        let gate = Gate::for_ordinal(ordinal, memory_budget_bytes, free_now);
         let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
         let mut functions = HashMap::new();
         for m in kernels_cuda::MODULES {
@@ -160,10 +205,15 @@ impl Device {
         }
         Ok(Arc::new(Device {
             ctx,
+            pool: Pool(pool),
+            own_pool,
+            faults: FaultInjector::new(),
+            gate,
             stream,
             info,
             functions,
             ntt_tile_log,
+            ntt_radix4: std::env::var("KILN_CUDA_NTT_RADIX").map_or(true, |v| v != "2"),
             staging: Mutex::new(None),
             generated: Mutex::new(HashMap::new()),
         }))
@@ -181,29 +231,58 @@ impl Device {
         self.functions.get(name).expect("every listed kernel is loaded at start")
     }
 
-    /// Allocates `len` u64 from the stream-ordered pool; an out-of-memory
-    /// refusal is a typed device decline.
-    pub(crate) fn alloc(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
-        self.bind(stage, ctx)?;
-        let bytes = 8 * len.max(1);
-        // SAFETY: the stream is live; memory is initialised by the caller.
-        match unsafe { result::malloc_async(self.stream.cu_stream(), bytes) } {
-            Ok(ptr) => Ok(DevBuf { ptr, dev: self.clone() }),
-            Err(e) => {
-                let free = self.ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
-                if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
-                    Err(BackendError::DeviceDecline {
-                        stage,
-                        table: ctx.table.to_string(),
-                        requested_bytes: bytes as u64,
-                        free_bytes: free,
-                        reason: e.to_string(),
-                    })
-                } else {
-                    Err(self.err(stage, ctx, e))
-                }
-            }
+    /// Free device memory now (cuMemGetInfo); 0 when the query fails.
+    pub(crate) fn free_bytes(&self) -> u64 {
+        self.ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0)
+    }
+
+    /// The decline the device gives for `stage` (an injected fault gives
+    /// exactly the same, with the real free memory).
+    pub(crate) fn decline(&self, stage: Stage, ctx: &Ctx, requested: u64, reason: impl Into<String>) -> BackendError {
+        BackendError::DeviceDecline {
+            stage,
+            table: ctx.table.to_string(),
+            requested_bytes: requested,
+            free_bytes: self.free_bytes(),
+            reason: reason.into(),
         }
+    }
+
+    /// Declines when a fault is armed at `site`.
+    pub(crate) fn check(&self, site: FaultSite, stage: Stage, ctx: &Ctx, requested: u64) -> Result<(), BackendError> {
+        if self.faults.should_fail(site) {
+            return Err(self.decline(site.stage(stage), ctx, requested, format!("injected fault at {site}")));
+        }
+        Ok(())
+    }
+
+    /// Allocates `len` u64 from the stream-ordered pool; an out-of-memory
+    /// refusal (or a capped pool's) is a typed device decline.
+    pub(crate) fn alloc(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
+        let bytes = 8 * len.max(1);
+        self.check(FaultSite::Alloc(stage), stage, ctx, bytes as u64)?;
+        self.bind(stage, ctx)?;
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: the stream and the pool are live; memory is initialised
+        // by the caller.
+        let r = unsafe { sys::cuMemAllocFromPoolAsync(&mut ptr, bytes, self.pool.0, self.stream.cu_stream()) };
+        match r.result() {
+            Ok(()) => Ok(DevBuf { ptr, dev: self.clone() }),
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+                Err(self.decline(stage, ctx, bytes as u64, e.to_string()))
+            }
+            Err(e) => Err(self.err(stage, ctx, e)),
+        }
+    }
+
+    /// Settles the device after a decline: waits for queued work and
+    /// returns the pool's cached memory to the driver.
+    pub(crate) fn drain(&self) -> Result<(), BackendError> {
+        let ctx = Ctx::table("-");
+        self.bind(Stage::Download, &ctx)?;
+        self.sync(Stage::Download, &ctx)?;
+        // SAFETY: a live pool; nothing is in flight after the sync.
+        unsafe { result::mem_pool::trim_to(self.pool.0, 0) }.map_err(|e| self.err(Stage::Download, &ctx, e))
     }
 
     pub(crate) fn zeros(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
@@ -217,6 +296,7 @@ impl Device {
     /// Copies host values to `dst` (elements from offset 0); large copies go
     /// through a pinned staging buffer.
     pub(crate) fn htod(&self, stage: Stage, ctx: &Ctx, src: &[u64], dst: CUdeviceptr) -> Result<(), BackendError> {
+        self.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
         self.bind(stage, ctx)?;
         let s = self.stream.cu_stream();
         if src.len() <= SMALL_COPY {
@@ -240,6 +320,7 @@ impl Device {
 
     /// Copies `dst.len()` elements from device memory to the host.
     pub(crate) fn dtoh(&self, stage: Stage, ctx: &Ctx, src: CUdeviceptr, dst: &mut [u64]) -> Result<(), BackendError> {
+        self.check(FaultSite::TransferToHost, stage, ctx, 8 * dst.len() as u64)?;
         self.bind(stage, ctx)?;
         let s = self.stream.cu_stream();
         if dst.len() <= SMALL_COPY {
@@ -270,8 +351,13 @@ impl Device {
         if guard.is_none() {
             // SAFETY: plain page-locked memory (not write-combined: it is
             // read back on downloads); initialised before use.
-            let p = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGING_ELEMS, 0) }
-                .map_err(|e| self.err(stage, ctx, e))?;
+            let p = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGING_ELEMS, 0) }.map_err(|e| {
+                if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+                    self.decline(stage, ctx, 8 * STAGING_ELEMS as u64, format!("pinned staging: {e}"))
+                } else {
+                    self.err(stage, ctx, e)
+                }
+            })?;
             *guard = Some(p);
         }
         Ok(guard.as_mut().expect("just set"))
@@ -293,6 +379,7 @@ impl Device {
         smem: u32,
         args: &[u64],
     ) -> Result<(), BackendError> {
+        self.check(FaultSite::Launch(stage), stage, ctx, 0)?;
         let cfg = LaunchConfig { grid_dim: grid, block_dim: (block, 1, 1), shared_mem_bytes: smem };
         let mut b = self.stream.launch_builder(f);
         for a in args {
@@ -300,7 +387,15 @@ impl Device {
         }
         // SAFETY: every kernel takes exactly these u64 parameters (see
         // kernels-cuda); pointers are live allocations on this stream.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| self.err(stage, ctx, format!("launch failed: {e}")))
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| {
+            if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
+                || e.0 == sys::cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+            {
+                self.decline(stage, ctx, smem as u64, format!("launch refused: {e}"))
+            } else {
+                self.err(stage, ctx, format!("launch failed: {e}"))
+            }
+        })
     }
 
     /// A generated kernel, compiled (through the disk cache) once per source.
@@ -322,5 +417,19 @@ impl Device {
         let f = module.load_function(kernel).map_err(|e| self.err(stage, ctx, e))?;
         cache.insert(source.to_string(), f.clone());
         Ok(f)
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        if self.own_pool {
+            let _ = self.ctx.bind_to_thread();
+            let _ = self.stream.synchronize();
+            // SAFETY: every buffer of this pool holds an Arc<Device>, so none
+            // is left; the pool is destroyed once.
+            unsafe {
+                let _ = result::mem_pool::destroy(self.pool.0);
+            }
+        }
     }
 }

@@ -17,10 +17,13 @@
 
 mod compose;
 mod device;
+mod gate;
 mod ntt;
 pub mod nvrtc;
 
+pub use backend_api::fault::FaultInjector;
 pub use device::{check_libraries, probe, DeviceInfo};
+pub use gate::SAFETY_MARGIN_BYTES;
 
 /// The composition kernel's CUDA source for a constraint system (what
 /// `compose` compiles; exposed so CI can compile it without a GPU).
@@ -28,6 +31,8 @@ pub fn compose_source(cs: &backend_api::ConstraintSystem) -> String {
     compose::generate(cs)
 }
 
+use backend_api::fault::FaultSite;
+use backend_api::memory::{matrix_bytes, stage_bytes, TableDims};
 use backend_api::{
     validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
     DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
@@ -81,6 +86,19 @@ impl DeviceTree for CudaTree {
     }
 }
 
+/// Memory limits of a [`CudaBackend`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CudaConfig {
+    /// The byte budget of the device's memory gate (process-wide, per
+    /// ordinal; the last one given wins). Default: free memory when the
+    /// first backend of the ordinal is made, minus [`SAFETY_MARGIN_BYTES`].
+    pub memory_budget_bytes: Option<u64>,
+    /// Allocate from a stream-ordered pool of our own capped at this many
+    /// bytes (allocations past the cap are refused by the driver, a real
+    /// device decline); default: the device's default pool, uncapped.
+    pub pool_limit_bytes: Option<u64>,
+}
+
 /// The CUDA backend on one device.
 pub struct CudaBackend {
     dev: Arc<Device>,
@@ -102,13 +120,49 @@ impl CudaBackend {
     /// kernel. `Unavailable` when there is no driver, no NVRTC or no such
     /// device.
     pub fn new(ordinal: usize) -> Result<CudaBackend> {
-        let dev = Device::new(ordinal)?;
+        CudaBackend::with_config(ordinal, CudaConfig::default())
+    }
+
+    /// [`CudaBackend::new`] with memory limits.
+    pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<CudaBackend> {
+        let dev = Device::new(ordinal, config.pool_limit_bytes, config.memory_budget_bytes)?;
         let skip_zero_levels = std::env::var("KILN_CUDA_LDE_SKIP").is_ok_and(|v| v == "1");
         Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels })
     }
 
     pub fn device(&self) -> &DeviceInfo {
         &self.dev.info
+    }
+
+    /// The decline sites of this backend (armed by tests under the
+    /// `fault-injection` feature).
+    pub fn faults(&self) -> &FaultInjector {
+        &self.dev.faults
+    }
+
+    /// The memory gate's budget for this device, and the bytes it has
+    /// admitted now.
+    pub fn memory_gate(&self) -> (u64, u64) {
+        (self.dev.gate.budget(), self.dev.gate.in_use())
+    }
+
+    /// Admits `bytes` of `stage`'s work through the memory gate (the
+    /// `Admission` decline site).
+    fn admit_bytes(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<gate::Permit> {
+        self.dev.check(FaultSite::Admission, stage, ctx, bytes)?;
+        self.dev.gate.admit(bytes).map_err(|r| {
+            self.dev.decline(
+                stage,
+                ctx,
+                bytes,
+                format!("memory gate: budget {} bytes, {} admitted to other work", r.budget, r.used),
+            )
+        })
+    }
+
+    /// Admits the bytes the memory model gives `stage` for a table shape.
+    fn admit(&self, stage: Stage, ctx: &Ctx, d: TableDims) -> Result<gate::Permit> {
+        self.admit_bytes(stage, ctx, stage_bytes(stage, &d))
     }
 
     /// Waits for all queued work.
@@ -154,6 +208,11 @@ impl CudaBackend {
             self.dev.dtoh(stage, ctx, ptr, &mut v)?;
         }
         Ok(v)
+    }
+
+    /// A table shape with `width` main columns.
+    fn dims(log_n: u32, log_blowup: u32, width: usize) -> TableDims {
+        TableDims { log_n, log_blowup, fixed_width: 0, main_width: width as u64, aux_width: 0, parts: 0 }
     }
 
     fn grid(n: u64, threads: u32) -> (u32, u32, u32) {
@@ -220,6 +279,13 @@ impl BackendBase for CudaBackend {
     }
 
     fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<CudaMatrix> {
+        let (h, w) = (m.height(), m.width());
+        let bytes = if h.is_power_of_two() {
+            stage_bytes(Stage::Upload, &Self::dims(h.trailing_zeros(), 0, w))
+        } else {
+            matrix_bytes(h as u64, w as u64)
+        };
+        let _permit = self.admit_bytes(Stage::Upload, ctx, bytes)?;
         let data: &[u64] = bytemuck::cast_slice(m.data());
         let b = self.upload_u64(Stage::Upload, ctx, data)?;
         Ok(self.matrix(b, m.height(), m.width()))
@@ -236,12 +302,18 @@ impl BackendBase for CudaBackend {
         validate::reshape(m, height)?;
         Ok(CudaMatrix { buf: m.buf.clone(), height, width: m.width * (m.height / height) })
     }
+
+    /// Synchronizes the stream and trims the stream-ordered pool to zero.
+    fn drain(&self) -> Result<()> {
+        self.dev.drain()
+    }
 }
 
 impl CudaBackend {
     fn transform(&self, ctx: &Ctx, m: &CudaMatrix, inverse: bool) -> Result<CudaMatrix> {
         let stage = if inverse { Stage::InverseNtt } else { Stage::Ntt };
         let log_n = validate::ntt(stage, m)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, m.width))?;
         let tw = self.twiddles(stage, ctx, log_n)?;
         let (h, w) = (m.height, m.width);
         let out = self.dev.alloc(stage, ctx, h * w)?;
@@ -262,6 +334,7 @@ impl NttOps for CudaBackend {
     fn coset_lde(&self, ctx: &Ctx, evals: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
         let stage = Stage::CosetLde;
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, evals.width))?;
         let log_big = log_n + log_blowup;
         let tw = self.twiddles(stage, ctx, log_big)?;
         let (n, w) = (evals.height, evals.width);
@@ -323,6 +396,7 @@ impl MerkleOps for CudaBackend {
     fn commit(&self, ctx: &Ctx, m: &CudaMatrix, hash: HashKind) -> Result<CudaTree> {
         let stage = Stage::MerkleCommit;
         validate::commit(m)?;
+        let _permit = self.admit(stage, ctx, Self::dims(m.height.trailing_zeros(), 0, m.width))?;
         let n = m.height;
         let dev = &self.dev;
         let digests = dev.alloc(stage, ctx, (2 * n - 1) * 4)?;
@@ -420,6 +494,12 @@ impl ComposeOps for CudaBackend {
         let log_big = inputs.domain.log_size;
         let log_n = inputs.log_trace_height;
         let log_blowup = log_big - log_n;
+        let d = TableDims {
+            fixed_width: inputs.fixed.map_or(0, |m| m.width as u64),
+            aux_width: inputs.aux.map_or(0, |m| m.width as u64).div_ceil(3),
+            ..Self::dims(log_n, log_blowup, inputs.main.width)
+        };
+        let _permit = self.admit(stage, ctx, d)?;
         let big = inputs.domain.size();
         let tw = self.twiddles(stage, ctx, log_big)?;
         let src = compose::generate(cs);
@@ -487,6 +567,9 @@ impl ComposeOps for CudaBackend {
     ) -> Result<CudaMatrix> {
         let stage = Stage::QuotientSplit;
         validate::split_quotient(quotient, domain, log_trace_height, parts)?;
+        let d =
+            TableDims { parts: parts as u64, ..Self::dims(log_trace_height, domain.log_size - log_trace_height, 0) };
+        let _permit = self.admit(stage, ctx, d)?;
         let dev = &self.dev;
         let log_big = domain.log_size;
         let big = domain.size();
@@ -562,6 +645,7 @@ impl DeepOps for CudaBackend {
         if w == 0 {
             return Ok(vec![vec![]; points.len()]);
         }
+        let _permit = self.admit(stage, ctx, Self::dims(domain.log_size, 0, w))?;
         let tw = self.twiddles(stage, ctx, domain.log_size)?;
         let weights = dev.alloc(stage, ctx, big * 3)?;
         let slices = big.div_ceil(4096).clamp(1, 64);
@@ -621,6 +705,8 @@ impl DeepOps for CudaBackend {
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CudaMatrix>]) -> Result<CudaMatrix> {
         let stage = Stage::Deep;
         validate::deep(domain, points)?;
+        let width = points.iter().map(|p| p.columns.iter().map(|c| c.matrix.width).sum::<usize>()).max().unwrap_or(0);
+        let _permit = self.admit(stage, ctx, Self::dims(domain.log_size, 0, width))?;
         let dev = &self.dev;
         let big = domain.size();
         let tw = self.twiddles(stage, ctx, domain.log_size)?;
@@ -697,6 +783,7 @@ impl FriOps for CudaBackend {
     ) -> Result<CudaMatrix> {
         let stage = Stage::FriFold;
         validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
+        let _permit = self.admit(stage, ctx, Self::dims(domain.log_size, 0, 0))?;
         let dev = &self.dev;
         let m = domain.size() >> log_arity;
         let tw = self.twiddles(stage, ctx, domain.log_size)?;
@@ -743,6 +830,7 @@ impl FriOps for CudaBackend {
         if bits == 0 {
             return Ok(0);
         }
+        let _permit = self.admit(stage, ctx, Self::dims(0, 0, 0))?;
         let dev = &self.dev;
         let s: Vec<u64> = seed.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
         let best = self.upload_u64(stage, ctx, &[u64::MAX])?;

@@ -170,6 +170,7 @@ pub(crate) fn run(
                 ld.twist_lo_bits as u64,
                 ld.scale.value(),
                 scale.value(),
+                dev.ntt_radix4 as u64,
             ];
             if blocks > u32::MAX as u64 / 2 {
                 return Err(dev.err(stage, ctx, "transform too large"));
