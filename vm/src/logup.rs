@@ -79,53 +79,108 @@ pub fn constrain(b: &mut ConstraintBuilder, at: &dyn Fn(usize) -> Vec<Interactio
 
 /// Evaluates a table's interactions on the host and builds its aux trace.
 pub struct Witness {
-    /// Per interaction: its denominator, then its multiplicity.
+    /// Per interaction: its values, then its multiplicity, all base-field
+    /// expressions, so they evaluate without extension arithmetic.
     eval: ConstraintSystem,
-    count: usize,
+    tags: Vec<u64>,
+    arities: Vec<usize>,
 }
 
 impl Witness {
     pub fn new(layout: Layout, interactions: Vec<Interaction>) -> Witness {
-        let count = interactions.len();
         let mut b = ConstraintBuilder::new(layout);
+        let mut tags = Vec::with_capacity(interactions.len());
+        let mut arities = Vec::with_capacity(interactions.len());
         for it in interactions {
-            b.always(it.denominator());
+            tags.push(it.tag);
+            arities.push(it.values.len());
+            for v in it.values {
+                b.always(v);
+            }
             b.always(it.mult);
         }
-        Witness { eval: b.build().expect("interactions fit the table's layout"), count }
+        Witness { eval: b.build().expect("interactions fit the table's layout"), tags, arities }
     }
 
     /// Aux columns (inverses, running sum) and the final sum.
+    ///
+    /// Rows are split into chunks processed in parallel: each chunk
+    /// evaluates its denominators and multiplicities in one batched pass,
+    /// inverts them with one field inversion, and sums locally; a prefix
+    /// over the chunk totals then fixes up the running sum.
     pub fn build(&self, main: &ColMatrix, fixed: Option<&ColMatrix>, challenges: &[Ext]) -> (Vec<Vec<Ext>>, Ext) {
+        const CHUNK: usize = 2048;
         let n = main.height();
-        let k = self.count;
-        // Row-major denominators and multiplicities.
-        let rows: Vec<Vec<Ext>> = (0..n)
+        let k = self.tags.len();
+        let (z, alpha) = (challenges[CH_Z], challenges[CH_ALPHA]);
+        let max_arity = self.arities.iter().copied().max().unwrap_or(0);
+        let alpha_powers: Vec<Ext> = (1..=max_arity as u64).map(|e| alpha.pow(e)).collect();
+        let read = |col: &[F], start: usize, offset: u32, out: &mut [F]| {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = col[(start + j + offset as usize) % n];
+            }
+        };
+        // Per chunk: the k inverse columns, the local running sum, its total.
+        let chunks: Vec<(Vec<Vec<Ext>>, Vec<Ext>, Ext)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|r| {
-                self.eval.eval(|leaf| match *leaf {
-                    Leaf::Const(c) => Ext::from_base(c),
-                    Leaf::Main { col, .. } => Ext::from_base(main.get(r, col as usize)),
-                    Leaf::Fixed { col, .. } => Ext::from_base(fixed.map_or(F::ZERO, |f| f.get(r, col as usize))),
-                    Leaf::Challenge(i) => challenges[i as usize],
-                    _ => Ext::ZERO,
-                })
+            .map(|c| {
+                let start = c * CHUNK;
+                let len = CHUNK.min(n - start);
+                let vals = self.eval.eval_batch::<F, _>(len, |leaf, out| match *leaf {
+                    Leaf::Const(v) => out.fill(v),
+                    Leaf::Main { col, offset } => read(main.column(col as usize), start, offset, out),
+                    Leaf::Fixed { col, offset } => match fixed {
+                        Some(f) => read(f.column(col as usize), start, offset, out),
+                        None => out.fill(F::ZERO),
+                    },
+                    _ => out.fill(F::ZERO),
+                });
+                // z - (tag + sum_j alpha^(j+1) v_j): base values times
+                // extension powers, three base multiplications a term.
+                let mut next = 0;
+                let mut mults = Vec::with_capacity(k);
+                let invs: Vec<Vec<Ext>> = (0..k)
+                    .map(|i| {
+                        let mut den = vec![z - F::new(self.tags[i]); len];
+                        for pow in &alpha_powers[..self.arities[i]] {
+                            for (d, &v) in den.iter_mut().zip(&vals[next]) {
+                                *d -= pow.mul_base(v);
+                            }
+                            next += 1;
+                        }
+                        mults.push(&vals[next]);
+                        next += 1;
+                        batch_inverse(&den)
+                    })
+                    .collect();
+                let mut acc = Ext::ZERO;
+                let sums: Vec<Ext> = (0..len)
+                    .map(|r| {
+                        for i in 0..k {
+                            acc += invs[i][r].mul_base(mults[i][r]);
+                        }
+                        acc
+                    })
+                    .collect();
+                (invs, sums, acc)
             })
             .collect();
-        let mut cols = Vec::with_capacity(k + 1);
-        for i in 0..k {
-            let dens: Vec<Ext> = rows.iter().map(|v| v[2 * i]).collect();
-            cols.push(batch_inverse(&dens));
+        let mut offsets = Vec::with_capacity(chunks.len());
+        let mut total = Ext::ZERO;
+        for (_, _, t) in &chunks {
+            offsets.push(total);
+            total += *t;
         }
-        let mut sum = Vec::with_capacity(n);
-        let mut acc = Ext::ZERO;
-        for (r, v) in rows.iter().enumerate() {
-            for (i, col) in cols.iter().enumerate() {
-                acc += v[2 * i + 1] * col[r];
-            }
-            sum.push(acc);
-        }
+        let mut cols: Vec<Vec<Ext>> = (0..k)
+            .into_par_iter()
+            .map(|i| chunks.iter().flat_map(|(invs, _, _)| invs[i].iter().copied()).collect())
+            .collect();
+        let sum: Vec<Ext> = chunks
+            .par_iter()
+            .zip(&offsets)
+            .flat_map_iter(|((_, sums, _), &off)| sums.iter().map(move |&s| s + off))
+            .collect();
         cols.push(sum);
-        (cols, acc)
+        (cols, total)
     }
 }

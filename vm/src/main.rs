@@ -5,6 +5,9 @@
 //! failed command leaves no partial file.
 
 use backend_api::{Backend, HashKind, F};
+#[cfg(feature = "cuda")]
+use backend_cpu::Resilient;
+use backend_cpu::{CpuBackend, CrossCheck, OnDecline, RecoveryPolicy, RecoveryReport};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -61,6 +64,12 @@ enum BackendChoice {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DeclineChoice {
+    Recompute,
+    Strict,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum HashChoice {
     Blake3,
     Keccak,
@@ -76,8 +85,15 @@ struct ProveArgs {
     program: Option<PathBuf>,
     #[command(flatten)]
     prog: ProgramArgs,
+    /// auto: the GPU when this build has one and a device is usable, else the CPU
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
+    /// Run the CPU reference beside the backend and stop at the first stage, table, column and row that differ
+    #[arg(long)]
+    cross_check: bool,
+    /// When the device declines a stage twice (after draining and retrying): recompute it on the CPU, or fail
+    #[arg(long, value_enum, default_value_t = DeclineChoice::Recompute)]
+    on_decline: DeclineChoice,
     /// Reed-Solomon blowup: 2, 4, 8 or 16
     #[arg(long, default_value_t = default_options().blowup())]
     blowup: u64,
@@ -282,11 +298,7 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     .with_blowup(a.blowup)
     .map_err(|e| format!("invalid options: {e}"))?;
     opts.validate().map_err(|e| format!("invalid options: {e}"))?;
-    let backend = match a.backend {
-        BackendChoice::Auto | BackendChoice::Cpu => backend_cpu::CpuBackend::new(),
-        BackendChoice::Cuda => return Err("the cuda backend is not available in this build".into()),
-        BackendChoice::Wgpu => return Err("the wgpu backend is not available in this build".into()),
-    };
+    let chosen = choose_backend(a.backend)?;
     let (name, program) = load_program(a.program.as_deref())?;
     let mut inputs = parse_inputs(&a.prog.inputs)?;
     if a.program.is_none() && a.prog.inputs.is_empty() {
@@ -294,13 +306,104 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     }
     let out_tmp = temp_beside(&a.out)?;
     let trace_tmp = a.trace_out.as_deref().map(temp_beside).transpose()?;
-    prove_with(&backend, "cpu", &a, &opts, &name, &program, &inputs, out_tmp, trace_tmp)
+    let job = Job { a: &a, opts: &opts, name: &name, program: &program, inputs: &inputs };
+    match chosen {
+        Chosen::Cpu if a.cross_check => job.run(
+            &CrossCheck::new(CpuBackend::new(), CpuBackend::new()),
+            "cpu, cross-checked",
+            None,
+            out_tmp,
+            trace_tmp,
+        ),
+        Chosen::Cpu => job.run(&CpuBackend::new(), "cpu", None, out_tmp, trace_tmp),
+        #[cfg(feature = "cuda")]
+        Chosen::Cuda(dev) => {
+            let label = format!("cuda ({})", dev.device().name);
+            let resilient = Resilient::new(dev, recovery_policy(a.on_decline));
+            if a.cross_check {
+                let b = CrossCheck::new(CpuBackend::new(), resilient);
+                let report = || b.right().report();
+                job.run(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
+            } else {
+                let report = || resilient.report();
+                job.run(&resilient, &label, Some(&report), out_tmp, trace_tmp)
+            }
+        }
+    }
+}
+
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn recovery_policy(choice: DeclineChoice) -> RecoveryPolicy {
+    let on_decline = match choice {
+        DeclineChoice::Recompute => OnDecline::Recompute,
+        DeclineChoice::Strict => OnDecline::Strict,
+    };
+    RecoveryPolicy { retry: true, on_decline }
+}
+
+/// The backend a prove runs on.
+enum Chosen {
+    Cpu,
+    #[cfg(feature = "cuda")]
+    Cuda(backend_cuda::CudaBackend),
+}
+
+fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
+    match choice {
+        BackendChoice::Cpu => Ok(Chosen::Cpu),
+        BackendChoice::Wgpu => Err("the wgpu backend is not available in this release (backends: cpu, cuda)".into()),
+        #[cfg(feature = "cuda")]
+        BackendChoice::Cuda => backend_cuda::CudaBackend::new(0)
+            .map(Chosen::Cuda)
+            .map_err(|e| format!("the cuda backend cannot run here: {e}")),
+        #[cfg(not(feature = "cuda"))]
+        BackendChoice::Cuda => Err("the cuda backend is not in this build (rebuild with --features cuda)".into()),
+        // A usable GPU wins; otherwise the CPU, which is always there.
+        #[cfg(feature = "cuda")]
+        BackendChoice::Auto => Ok(backend_cuda::CudaBackend::new(0).map(Chosen::Cuda).unwrap_or(Chosen::Cpu)),
+        #[cfg(not(feature = "cuda"))]
+        BackendChoice::Auto => Ok(Chosen::Cpu),
+    }
+}
+
+/// One prove's inputs, shared by every backend choice.
+struct Job<'a> {
+    a: &'a ProveArgs,
+    opts: &'a ProofOptions,
+    name: &'a str,
+    program: &'a Program,
+    inputs: &'a [F],
+}
+
+impl Job<'_> {
+    fn run<B: Backend>(
+        &self,
+        backend: &B,
+        label: &str,
+        recovery: Option<&dyn Fn() -> RecoveryReport>,
+        out_tmp: NamedTempFile,
+        trace_tmp: Option<NamedTempFile>,
+    ) -> CliResult<()> {
+        prove_with(
+            backend,
+            label,
+            recovery,
+            self.a,
+            self.opts,
+            self.name,
+            self.program,
+            self.inputs,
+            out_tmp,
+            trace_tmp,
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
 fn prove_with<B: Backend>(
     backend: &B,
     backend_name: &str,
+    recovery: Option<&dyn Fn() -> RecoveryReport>,
     a: &ProveArgs,
     opts: &ProofOptions,
     name: &str,
@@ -340,6 +443,7 @@ fn prove_with<B: Backend>(
     let (proof, stats) = stark::prove_with_stats(backend, &machine, traces, machine.publics(), opts, Some(&progress))
         .map_err(|e| format!("proving failed: {e}"))?;
     span("prove", t0);
+    let recovered = recovery.map(|r| r());
 
     bar.set_message("verifying");
     let t0 = Instant::now();
@@ -389,6 +493,9 @@ fn prove_with<B: Backend>(
             "options": {"blowup": opts.blowup(), "queries": opts.num_queries, "grinding_bits": opts.grinding_bits,
                         "hash": opts.hash.name()},
             "security_bits": security,
+            "recovery": recovered.as_ref().map(|r| r.stages.iter().filter(|(_, c)| c.declines > 0).map(|(s, c)| {
+                json!({"stage": s.name(), "declines": c.declines, "retried": c.retried, "recomputed": c.recomputed})
+            }).collect::<Vec<_>>()),
             "timings_ms": timings,
             "prover_stages_ms": prover,
             "proof_file": a.out.display().to_string(),
@@ -415,6 +522,9 @@ fn prove_with<B: Backend>(
         say!("stages    {}", host.join(", "));
         let prover: Vec<String> = per_stage.iter().map(|(s, d)| format!("{s} {d:.2?}")).collect();
         say!("prover    {}", prover.join(", "));
+        if let Some(r) = &recovered {
+            say!("recovery  {r}");
+        }
         say!("proof     {} ({} bytes), verified", a.out.display(), bytes.len());
         say!("total     {total:.2?}");
     }
@@ -460,11 +570,28 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
 
 fn cmd_devices(json_out: bool) -> CliResult<()> {
     let threads = rayon::current_num_threads();
-    let rows = [
-        ("cpu", true, format!("reference backend, {threads} threads")),
-        ("cuda", false, "not available in this build".to_string()),
-        ("wgpu", false, "not available in this build".to_string()),
-    ];
+    let mut rows = vec![("cpu", true, format!("reference backend, {threads} threads"))];
+    #[cfg(feature = "cuda")]
+    match backend_cuda::probe() {
+        Ok(devs) if !devs.is_empty() => {
+            for d in devs {
+                let (major, minor) = d.compute_capability;
+                let detail = format!(
+                    "device {}: {}, sm_{major}{minor}, {} SMs, {:.1} GiB",
+                    d.ordinal,
+                    d.name,
+                    d.multiprocessors,
+                    d.total_memory as f64 / (1u64 << 30) as f64
+                );
+                rows.push(("cuda", true, detail));
+            }
+        }
+        Ok(_) => rows.push(("cuda", false, "compiled in; no CUDA device found".to_string())),
+        Err(e) => rows.push(("cuda", false, format!("compiled in; {e}"))),
+    }
+    #[cfg(not(feature = "cuda"))]
+    rows.push(("cuda", false, "not in this build (rebuild with --features cuda)".to_string()));
+    rows.push(("wgpu", false, "not available in this release".to_string()));
     if json_out {
         let v: Vec<Value> = rows.iter().map(|(n, ok, d)| json!({"backend": n, "available": ok, "detail": d})).collect();
         say!("{}", json!({ "backends": v }));
