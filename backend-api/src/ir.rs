@@ -609,14 +609,14 @@ mod tests {
                 };
             }
         });
-        for r in 0..5 {
+        for (r, (a, b)) in batch[0].iter().zip(&batch[1]).enumerate() {
             let row = cs.eval(|l| match *l {
                 Leaf::Const(v) => v,
                 Leaf::Main { col: c, .. } => col(c, r),
                 Leaf::Public(_) => F::new(11),
                 _ => F::ZERO,
             });
-            assert_eq!(row, vec![batch[0][r], batch[1][r]]);
+            assert_eq!(row, vec![*a, *b]);
         }
     }
 
