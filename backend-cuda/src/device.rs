@@ -7,7 +7,7 @@ use backend_api::fault::{FaultInjector, FaultSite};
 use backend_api::{BackendError, Ctx, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    result, CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
@@ -129,7 +129,8 @@ pub(crate) struct Device {
     /// Run pairs of butterfly levels as radix-4 groups in registers
     /// (`KILN_CUDA_NTT_RADIX=2` selects plain radix-2 levels).
     pub(crate) ntt_radix4: bool,
-    staging: Mutex<Option<PinnedHostSlice<u64>>>,
+    /// Two pinned buffers: uploads fill one while the other is in flight.
+    staging: Mutex<Vec<PinnedHostSlice<u64>>>,
     generated: Mutex<HashMap<String, CudaFunction>>,
 }
 
@@ -222,7 +223,7 @@ impl Device {
             functions,
             ntt_tile_log,
             ntt_radix4: std::env::var("KILN_CUDA_NTT_RADIX").map_or(true, |v| v != "2"),
-            staging: Mutex::new(None),
+            staging: Mutex::new(Vec::new()),
             generated: Mutex::new(HashMap::new()),
         }))
     }
@@ -314,16 +315,27 @@ impl Device {
             return self.sync(stage, ctx);
         }
         let mut guard = self.staging.lock().map_err(|_| self.err(stage, ctx, "staging lock poisoned"))?;
-        let pinned = self.staging_buffer(&mut guard, stage, ctx)?;
+        self.ensure_staging(&mut guard, 2, stage, ctx)?;
+        // Double buffering: the host fills one buffer while the copy engine
+        // drains the other; a buffer is refilled only after the event
+        // recorded behind its last copy has completed.
+        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
         for (i, chunk) in src.chunks(STAGING_ELEMS).enumerate() {
-            let host = pinned.as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
+            let slot = i % 2;
+            if let Some(ev) = in_flight[slot].take() {
+                ev.synchronize().map_err(|e| self.err(stage, ctx, e))?;
+            }
+            let host = guard[slot].as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
             parallel_copy(&mut host[..chunk.len()], chunk);
             let d = dst + (8 * i * STAGING_ELEMS) as u64;
-            // SAFETY: pinned memory stays untouched until the sync below.
+            // SAFETY: this buffer is not written again until the event
+            // recorded right after this copy has completed.
             unsafe { result::memcpy_htod_async(d, &host[..chunk.len()], s) }.map_err(|e| self.err(stage, ctx, e))?;
-            self.sync(stage, ctx)?;
+            let ev = self.ctx.new_event(None).map_err(|e| self.err(stage, ctx, e))?;
+            ev.record(&self.stream).map_err(|e| self.err(stage, ctx, e))?;
+            in_flight[slot] = Some(ev);
         }
-        Ok(())
+        self.sync(stage, ctx)
     }
 
     /// Copies `dst.len()` elements from device memory to the host.
@@ -337,7 +349,8 @@ impl Device {
             return self.sync(stage, ctx);
         }
         let mut guard = self.staging.lock().map_err(|_| self.err(stage, ctx, "staging lock poisoned"))?;
-        let pinned = self.staging_buffer(&mut guard, stage, ctx)?;
+        self.ensure_staging(&mut guard, 1, stage, ctx)?;
+        let pinned = &mut guard[0];
         for (i, chunk) in dst.chunks_mut(STAGING_ELEMS).enumerate() {
             let host = pinned.as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
             let d = src + (8 * i * STAGING_ELEMS) as u64;
@@ -350,13 +363,15 @@ impl Device {
         Ok(())
     }
 
-    fn staging_buffer<'a>(
+    /// Makes sure `count` pinned staging buffers exist.
+    fn ensure_staging(
         &self,
-        guard: &'a mut Option<PinnedHostSlice<u64>>,
+        bufs: &mut Vec<PinnedHostSlice<u64>>,
+        count: usize,
         stage: Stage,
         ctx: &Ctx,
-    ) -> Result<&'a mut PinnedHostSlice<u64>, BackendError> {
-        if guard.is_none() {
+    ) -> Result<(), BackendError> {
+        while bufs.len() < count {
             // SAFETY: plain page-locked memory (not write-combined: it is
             // read back on downloads); initialised before use.
             let p = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGING_ELEMS, 0) }.map_err(|e| {
@@ -366,9 +381,9 @@ impl Device {
                     self.err(stage, ctx, e)
                 }
             })?;
-            *guard = Some(p);
+            bufs.push(p);
         }
-        Ok(guard.as_mut().expect("just set"))
+        Ok(())
     }
 
     pub(crate) fn sync(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {

@@ -1,0 +1,118 @@
+//! Proves a VM program on the CPU backend and, in a `--features cuda`
+//! build, on the CUDA backend, in one process, warm, alternating A B B A
+//! so the ratio is measured side by side. The CUDA backend runs inside
+//! `Resilient`, as `kiln prove` runs it.
+//!
+//! cargo run --release -p benches --features cuda --example prove_vm -- [PROGRAM] [INPUTS] [REPEATS]
+//! (defaults: vm/examples/chain.kasm, 262142,3 (2^20 cycles), 2)
+
+use backend_api::{Backend, F};
+use backend_cpu::CpuBackend;
+use benches::ms;
+use stark::{prove_with_stats, ProofOptions, ProveStats};
+use std::process::ExitCode;
+use std::time::Instant;
+use vm::{asm, execute, trace, ExecOptions, VmMachine};
+
+fn prove_once<B: Backend>(
+    b: &B,
+    machine: &VmMachine,
+    traces: &[backend_api::ColMatrix],
+    o: &ProofOptions,
+) -> Result<(Vec<u8>, ProveStats), String> {
+    let (proof, stats) =
+        prove_with_stats(b, machine, traces.to_vec(), machine.publics(), o, None).map_err(|e| e.to_string())?;
+    Ok((proof.to_bytes(), stats))
+}
+
+fn report(name: &str, s: &ProveStats) {
+    let stages: Vec<String> = s.per_stage().iter().map(|(k, d)| format!("{k} {:.1}", ms(*d))).collect();
+    println!("{name:<5} prove {:>9.1} ms   [{}]", ms(s.total), stages.join(", "));
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = args.first().cloned().unwrap_or_else(|| "vm/examples/chain.kasm".into());
+    let inputs = args.get(1).cloned().unwrap_or_else(|| "262142,3".into());
+    let repeats: usize = args.get(2).map_or(Ok(2), |s| s.parse()).map_err(|e| format!("REPEATS: {e}"))?;
+    let src = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
+    let program = asm::assemble_bytes(&src).map_err(|e| format!("{path}: {e}"))?;
+    let inputs: Vec<F> = inputs
+        .split(',')
+        .map(|v| v.trim().parse::<u64>().map(F::new).map_err(|e| format!("input {v}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let ex =
+        execute(&program, &inputs, &ExecOptions { record: true, ..Default::default() }).map_err(|e| e.to_string())?;
+    let machine = VmMachine::new(&program, &ex.inputs, &ex.outputs);
+    let t0 = Instant::now();
+    let traces = trace::generate(&program, &ex).map_err(|e| e.to_string())?;
+    println!(
+        "{path}: {} cycles, traces in {:.1} ms, {} threads",
+        ex.cycles,
+        ms(t0.elapsed()),
+        rayon::current_num_threads()
+    );
+    let o = ProofOptions::default();
+    let cpu = CpuBackend::new();
+    let (cpu_bytes, _) = prove_once(&cpu, &machine, &traces, &o)?;
+    #[cfg(feature = "cuda")]
+    {
+        use backend_cpu::{RecoveryPolicy, Resilient};
+        let gpu =
+            Resilient::new(backend_cuda::CudaBackend::new(0).map_err(|e| e.to_string())?, RecoveryPolicy::default());
+        // Warm-up: kernel cache, pool growth, twiddle tables, pinned staging.
+        let (gpu_bytes, _) = prove_once(&gpu, &machine, &traces, &o)?;
+        if gpu_bytes != cpu_bytes {
+            return Err("CUDA and CPU proofs differ".into());
+        }
+        println!("proofs identical ({} bytes)", cpu_bytes.len());
+        let (mut c_sum, mut g_sum) = (0.0, 0.0);
+        for _ in 0..repeats {
+            for side in ["cpu", "cuda", "cuda", "cpu"] {
+                let stats = if side == "cpu" {
+                    prove_once(&cpu, &machine, &traces, &o)?.1
+                } else {
+                    prove_once(&gpu, &machine, &traces, &o)?.1
+                };
+                report(side, &stats);
+                if side == "cpu" {
+                    c_sum += stats.total.as_secs_f64()
+                } else {
+                    g_sum += stats.total.as_secs_f64()
+                }
+            }
+        }
+        println!("ratio cpu/cuda (A B B A x {repeats}): {:.1}x", c_sum / g_sum);
+        if let Ok(n) = std::env::var("KILN_LOOP_CUDA").map(|v| v.parse::<usize>().unwrap_or(0)) {
+            // Back-to-back CUDA proves for an external GPU-busy sampler.
+            let unix =
+                || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            let (t, start_unix) = (Instant::now(), unix());
+            let mut prove_s = 0.0;
+            for _ in 0..n {
+                prove_s += prove_once(&gpu, &machine, &traces, &o)?.1.total.as_secs_f64();
+            }
+            println!("loop: {n} CUDA proves, {:.2} s wall, {:.2} s inside prove", t.elapsed().as_secs_f64(), prove_s);
+            println!("loop window (unix): {start_unix:.3} {:.3}", unix());
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        for _ in 0..repeats {
+            let (b, s) = prove_once(&cpu, &machine, &traces, &o)?;
+            assert_eq!(b, cpu_bytes, "CPU proofs are reproducible");
+            report("cpu", &s);
+        }
+    }
+    Ok(())
+}
