@@ -7,24 +7,33 @@
 use crate::ext::Ext;
 use crate::field::F;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
-/// A column-major matrix of base-field elements on the host.
+/// A column-major matrix of base-field elements on the host. Clones share
+/// the buffer (copy on write), so a backend can keep a trace it was handed
+/// without copying it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColMatrix {
     width: usize,
     height: usize,
-    data: Vec<F>,
+    data: Arc<Vec<F>>,
 }
 
 impl ColMatrix {
     /// `data` holds `width` columns of `height` elements, one after another.
     pub fn new(width: usize, height: usize, data: Vec<F>) -> ColMatrix {
         assert_eq!(data.len(), width * height, "matrix data does not match its shape");
+        ColMatrix { width, height, data: Arc::new(data) }
+    }
+
+    /// A matrix over an existing shared buffer (no copy).
+    pub fn from_shared(width: usize, height: usize, data: Arc<Vec<F>>) -> ColMatrix {
+        assert_eq!(data.len(), width * height, "matrix data does not match its shape");
         ColMatrix { width, height, data }
     }
 
     pub fn zeros(width: usize, height: usize) -> ColMatrix {
-        ColMatrix { width, height, data: vec![F::ZERO; width * height] }
+        ColMatrix { width, height, data: Arc::new(vec![F::ZERO; width * height]) }
     }
 
     pub fn from_columns(columns: Vec<Vec<F>>) -> ColMatrix {
@@ -32,7 +41,7 @@ impl ColMatrix {
         assert!(columns.iter().all(|c| c.len() == height), "columns differ in height");
         let width = columns.len();
         let data = columns.into_iter().flatten().collect();
-        ColMatrix { width, height, data }
+        ColMatrix { width, height, data: Arc::new(data) }
     }
 
     /// Flattens extension columns: base column 3k + c is coordinate c of
@@ -46,7 +55,7 @@ impl ColMatrix {
                 data.extend(col.iter().map(|e| e.0[c]));
             }
         }
-        ColMatrix { width: columns.len() * 3, height, data }
+        ColMatrix { width: columns.len() * 3, height, data: Arc::new(data) }
     }
 
     pub fn width(&self) -> usize {
@@ -61,12 +70,17 @@ impl ColMatrix {
         &self.data
     }
 
+    /// The shared buffer, for backends that keep the data without copying.
+    pub fn shared_data(&self) -> &Arc<Vec<F>> {
+        &self.data
+    }
+
     pub fn data_mut(&mut self) -> &mut [F] {
-        &mut self.data
+        Arc::make_mut(&mut self.data).as_mut_slice()
     }
 
     pub fn into_data(self) -> Vec<F> {
-        self.data
+        Arc::try_unwrap(self.data).unwrap_or_else(|shared| (*shared).clone())
     }
 
     pub fn column(&self, j: usize) -> &[F] {
@@ -74,7 +88,8 @@ impl ColMatrix {
     }
 
     pub fn column_mut(&mut self, j: usize) -> &mut [F] {
-        &mut self.data[j * self.height..(j + 1) * self.height]
+        let h = self.height;
+        &mut Arc::make_mut(&mut self.data)[j * h..(j + 1) * h]
     }
 
     pub fn columns(&self) -> impl Iterator<Item = &[F]> {
@@ -88,7 +103,8 @@ impl ColMatrix {
 
     #[inline]
     pub fn set(&mut self, row: usize, col: usize, v: F) {
-        self.data[col * self.height + row] = v;
+        let h = self.height;
+        Arc::make_mut(&mut self.data)[col * h + row] = v;
     }
 
     pub fn row(&self, row: usize) -> Vec<F> {

@@ -57,12 +57,14 @@ impl CpuMatrix {
         Ok(CpuMatrix { width, height, data: Arc::new(data) })
     }
 
+    /// Shares the host matrix's buffer: no copy.
     pub fn from_host(m: &ColMatrix) -> CpuMatrix {
-        CpuMatrix { width: m.width(), height: m.height(), data: Arc::new(m.data().to_vec()) }
+        CpuMatrix { width: m.width(), height: m.height(), data: m.shared_data().clone() }
     }
 
+    /// Shares the buffer with the host matrix: no copy.
     pub fn to_host(&self) -> ColMatrix {
-        ColMatrix::new(self.width, self.height, self.data.to_vec())
+        ColMatrix::from_shared(self.width, self.height, self.data.clone())
     }
 
     pub fn data(&self) -> &[F] {

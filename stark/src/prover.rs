@@ -206,7 +206,7 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
             return Err(ProveError::Statement(format!("table {}: auxiliary column height differs", shape.name)));
         }
         if layout.aux_width > 0 {
-            let host = ColMatrix::from_ext_columns(&aux.columns);
+            let host = clock.time("aux build", &shape.name, || flatten_ext_columns(&aux.columns));
             let (dev, lde, tree) = clock.time("aux commit", &shape.name, || -> Result<_, BackendError> {
                 let dev = backend.upload(&ctx, &host)?;
                 let lde = backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)?;
@@ -430,6 +430,23 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         queries,
     };
     Ok((proof, clock.stats))
+}
+
+/// `ColMatrix::from_ext_columns`, with the copy spread over all threads:
+/// at 2^20 rows it is hundreds of megabytes.
+fn flatten_ext_columns(columns: &[Vec<Ext>]) -> ColMatrix {
+    use rayon::prelude::*;
+    let height = columns.first().map_or(0, Vec::len);
+    let mut data = vec![F::ZERO; columns.len() * 3 * height];
+    if height > 0 {
+        data.par_chunks_mut(height).enumerate().for_each(|(j, out)| {
+            let (col, coord) = (&columns[j / 3], j % 3);
+            for (o, e) in out.iter_mut().zip(col) {
+                *o = e.0[coord];
+            }
+        });
+    }
+    ColMatrix::new(columns.len() * 3, height, data)
 }
 
 /// Interpolates the final FRI layer (on its coset) and returns its first
