@@ -1,6 +1,7 @@
 //! Evaluation domains: multiplicative cosets `shift * <w>` of two-adic
 //! subgroups, enumerated in natural order (point i is shift * w^i).
 
+use crate::ext::Ext;
 use crate::field::{F, TWO_ADICITY};
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +34,28 @@ impl Coset {
 
     pub fn point(&self, i: usize) -> F {
         self.shift * self.generator().pow(i as u64)
+    }
+
+    /// The index of `z` in the coset, if `z` is one of its points. Cheap
+    /// unless `z` lies on the coset (then a walk over the points).
+    pub fn index_of(&self, z: Ext) -> Option<usize> {
+        let [z0, z1, z2] = z.0;
+        if !z1.is_zero() || !z2.is_zero() {
+            return None;
+        }
+        let y = z0 * self.shift.inverse()?;
+        if y.pow(self.size() as u64) != F::ONE {
+            return None;
+        }
+        let w = self.generator();
+        let mut acc = F::ONE;
+        for i in 0..self.size() {
+            if acc == y {
+                return Some(i);
+            }
+            acc *= w;
+        }
+        None
     }
 
     /// All points in natural order.

@@ -4,7 +4,6 @@
 use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree};
 use crate::domain::Coset;
 use crate::error::{BackendError, Result, Stage};
-use crate::ext::Ext;
 use crate::field::{F, TWO_ADICITY};
 
 /// Largest supported log2 blowup (blowup 16).
@@ -40,18 +39,6 @@ pub fn domain(stage: Stage, d: &Coset) -> Result<()> {
         return Err(err(stage, "domain shift is zero".into()));
     }
     Ok(())
-}
-
-/// Whether `z` is a point of the coset: z lies in F and (z/shift)^N = 1.
-pub fn on_domain(d: &Coset, z: Ext) -> bool {
-    let [z0, z1, z2] = z.0;
-    if !z1.is_zero() || !z2.is_zero() {
-        return false;
-    }
-    match d.shift.inverse() {
-        Some(s_inv) => (z0 * s_inv).pow(d.size() as u64) == F::ONE,
-        None => false,
-    }
 }
 
 pub fn ntt<M: DeviceMatrix>(stage: Stage, m: &M) -> Result<u32> {
@@ -185,7 +172,7 @@ pub fn deep<M: DeviceMatrix>(d: Coset, points: &[DeepPoint<M>]) -> Result<()> {
     let stage = Stage::Deep;
     domain(stage, &d)?;
     let domain = d;
-    if points.iter().any(|p| on_domain(&domain, p.point)) {
+    if points.iter().any(|p| domain.index_of(p.point).is_some()) {
         return Err(err(stage, "an opening point lies on the evaluation domain".into()));
     }
     if points.is_empty() {

@@ -220,27 +220,6 @@ impl CudaBackend {
     }
 }
 
-/// Whether the extension element `z` is a point of `domain`, and which.
-fn domain_index(domain: &Coset, z: Ext) -> Option<usize> {
-    let [z0, z1, z2] = z.0;
-    if !z1.is_zero() || !z2.is_zero() {
-        return None;
-    }
-    let y = z0 * domain.shift.inverse()?;
-    if y.pow(domain.size() as u64) != F::ONE {
-        return None;
-    }
-    let w = domain.generator();
-    let mut acc = F::ONE;
-    for i in 0..domain.size() {
-        if acc == y {
-            return Some(i);
-        }
-        acc *= w;
-    }
-    None
-}
-
 fn ext_u64(e: Ext) -> [u64; 3] {
     [e.0[0].value(), e.0[1].value(), e.0[2].value()]
 }
@@ -654,7 +633,7 @@ impl DeepOps for CudaBackend {
         let sn = s.pow(big as u64);
         let mut out = Vec::with_capacity(points.len());
         for &z in points {
-            if let Some(i) = domain_index(&domain, z) {
+            if let Some(i) = domain.index_of(z) {
                 // A point of the domain: the column values themselves.
                 let idx: Vec<u64> = (0..w).map(|c| (c * big + i) as u64).collect();
                 let v = self.gather(stage, ctx, m.ptr(), &idx)?;
