@@ -4,7 +4,7 @@
 //! again, either recomputes that stage with the reference backend and
 //! uploads the result (`OnDecline::Recompute`), or returns the typed
 //! `DeviceDecline` (`OnDecline::Strict`). Every decline, retry and
-//! recompute is counted per stage and logged on one line.
+//! recompute is counted per stage and logged on one line (`log::warn!`).
 //!
 //! Recomputing a stage needs its inputs on the host. Each matrix therefore
 //! remembers how it was made (its recipe): the host copy comes from a
@@ -258,7 +258,7 @@ impl<B: Backend> Resilient<B> {
             match op() {
                 Ok(v) => {
                     self.count(&self.counters.retried, stage);
-                    eprintln!("kiln: {err}; drained and retried: ok");
+                    log::warn!("{err}; drained and retried: ok");
                     return Ok(Some(v));
                 }
                 Err(e) if e.is_decline() => {
@@ -272,7 +272,7 @@ impl<B: Backend> Resilient<B> {
             OnDecline::Strict => Err(err),
             OnDecline::Recompute => {
                 self.count(&self.counters.recomputed, stage);
-                eprintln!("kiln: {err}; recomputing {stage} for table {} on the reference backend", ctx.table);
+                log::warn!("{err}; recomputing {stage} for table {} on the reference backend", ctx.table);
                 Ok(None)
             }
         }

@@ -161,6 +161,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Warnings (device declines and their recovery) print one line each;
+    // RUST_LOG raises or lowers the level.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .format(|buf, record| writeln!(buf, "kiln: {}", record.args()))
+        .init();
     // A bug below must still end in one line and no partial output: the
     // hook stays quiet and the unwinding drops any temporary file.
     std::panic::set_hook(Box::new(|_| {}));
