@@ -1,0 +1,40 @@
+//! Times the CPU backend's heavy kernels once each (best of `REPS` runs) on
+//! a random matrix, for quick before/after comparisons of one kernel.
+//!
+//! cargo run --release -p benches --example kernel_times -- [LOG_ROWS] [COLUMNS] [LOG_BLOWUP] [REPS]
+
+use backend_api::{BackendBase, Coset, Ctx, DeepOps, Ext, HashKind, MerkleOps, NttOps, F, GENERATOR};
+use backend_cpu::CpuBackend;
+use benches::{ms, random_matrix};
+use std::time::Instant;
+
+fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(f());
+            ms(t.elapsed())
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();
+    let arg = |i: usize, d: usize| args.get(i).copied().unwrap_or(d);
+    let (log_n, width, log_blowup, reps) = (arg(0, 16) as u32, arg(1, 64), arg(2, 2) as u32, arg(3, 3));
+    let b = CpuBackend::new();
+    let ctx = Ctx::table("bench");
+    let m = b.upload(&ctx, &random_matrix(log_n, width, 1)).unwrap();
+    // Warm the twiddle tables.
+    let lde = b.coset_lde(&ctx, &m, log_blowup, GENERATOR).unwrap();
+    println!("2^{log_n} x {width}, blowup 2^{log_blowup}, threads {}", rayon::current_num_threads());
+    println!("ntt         {:9.2} ms", best(reps, || b.ntt(&ctx, &m).unwrap()));
+    println!("intt        {:9.2} ms", best(reps, || b.intt(&ctx, &m).unwrap()));
+    println!("coset_lde   {:9.2} ms", best(reps, || b.coset_lde(&ctx, &m, log_blowup, GENERATOR).unwrap()));
+    for hash in HashKind::ALL {
+        println!("merkle {:7}{:9.2} ms", hash.name(), best(reps, || b.commit(&ctx, &lde, hash).unwrap()));
+    }
+    let domain = Coset::new(log_n + log_blowup, GENERATOR);
+    let pts = [Ext::new(F::new(3), F::new(5), F::new(7)), Ext::new(F::new(11), F::new(13), F::new(17))];
+    println!("evaluate_at {:9.2} ms", best(reps, || b.evaluate_at(&ctx, &lde, domain, &pts).unwrap()));
+}
