@@ -24,6 +24,7 @@ mod fri;
 mod merkle;
 mod ntt;
 pub mod resilient;
+mod simd;
 
 use backend_api::{
     validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
@@ -233,7 +234,7 @@ impl ComposeOps for CpuBackend {
         let mut coeffs = quotient.data.to_vec();
         coeffs.par_chunks_mut(big).for_each(|c| {
             ntt::dif(c, &tw_inv, big >= ntt::PAR_MIN);
-            c.iter_mut().zip(&unscale).for_each(|(v, s)| *v *= *s);
+            crate::simd::mul_slices(c, &unscale);
             ntt::bit_reverse(c);
         });
         let too_high = coeffs.par_chunks(big).any(|c| c[bound..].iter().any(|v| !v.is_zero()));

@@ -105,7 +105,9 @@ pub(crate) fn bit_reverse(a: &mut [F]) {
 }
 
 #[inline(always)]
-fn butterflies_dif(lo: &mut [F], hi: &mut [F], tw: &[F]) {
+fn butterflies_dif(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) {
+    let done = crate::simd::dif(lo, hi, tw, simd);
+    let (lo, hi, tw) = (&mut lo[done..], &mut hi[done..], &tw[done..]);
     for ((a, b), &w) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
         let (x, y) = (*a, *b);
         *a = x + y;
@@ -114,7 +116,9 @@ fn butterflies_dif(lo: &mut [F], hi: &mut [F], tw: &[F]) {
 }
 
 #[inline(always)]
-fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F]) {
+fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) {
+    let done = crate::simd::dit(lo, hi, tw, simd);
+    let (lo, hi, tw) = (&mut lo[done..], &mut hi[done..], &tw[done..]);
     for ((a, b), &w) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
         let (x, y) = (*a, *b * w);
         *a = x + y;
@@ -126,15 +130,17 @@ fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F]) {
 fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool, par: bool) {
     let t = &tw[h..2 * h];
     let f = if dif { butterflies_dif } else { butterflies_dit };
+    // Eight-lane butterflies need half-blocks of at least eight.
+    let simd = h >= 8 && crate::simd::available();
     for block in a.chunks_mut(2 * h) {
         let (lo, hi) = block.split_at_mut(h);
         if par && h >= 2 * PAR_SPLIT {
             lo.par_chunks_mut(PAR_SPLIT)
                 .zip(hi.par_chunks_mut(PAR_SPLIT))
                 .zip(t.par_chunks(PAR_SPLIT))
-                .for_each(|((l, r), w)| f(l, r, w));
+                .for_each(|((l, r), w)| f(l, r, w, simd));
         } else {
-            f(lo, hi, t);
+            f(lo, hi, t, simd);
         }
     }
 }
@@ -210,7 +216,7 @@ pub(crate) fn intt_column(a: &mut [F], tw_inv: &[F]) {
     dif(a, tw_inv, n >= PAR_MIN);
     bit_reverse(a);
     let s = inv_pow2(n.trailing_zeros());
-    a.iter_mut().for_each(|v| *v *= s);
+    crate::simd::scale(a, s);
 }
 
 /// `scale[p]` for the coefficient at bit-reversed position p: the table

@@ -1,0 +1,266 @@
+//! Goldilocks arithmetic on eight lanes with AVX-512F, picked at run time.
+//!
+//! Every result is canonical, as in the scalar `F` operations, so a lane
+//! gives exactly the bytes the scalar code gives: the vector path changes
+//! speed, never output. Builds for other targets, and hosts without
+//! AVX-512F, use the scalar loops.
+
+use backend_api::field::F;
+
+/// Whether the eight-lane kernels may run on this host.
+#[inline]
+pub(crate) fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use backend_api::field::{F, P};
+    use std::arch::x86_64::*;
+
+    const EPSILON: u64 = 0xFFFF_FFFF;
+
+    #[inline(always)]
+    unsafe fn splat(v: u64) -> __m512i {
+        _mm512_set1_epi64(v as i64)
+    }
+
+    /// a + b, canonical (inputs canonical).
+    #[inline(always)]
+    pub(super) unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
+        let s = _mm512_add_epi64(a, b);
+        let carry = _mm512_cmplt_epu64_mask(s, a);
+        let s = _mm512_mask_add_epi64(s, carry, s, splat(EPSILON));
+        let big = _mm512_cmpge_epu64_mask(s, splat(P));
+        _mm512_mask_sub_epi64(s, big, s, splat(P))
+    }
+
+    /// a - b, canonical (inputs canonical).
+    #[inline(always)]
+    pub(super) unsafe fn sub(a: __m512i, b: __m512i) -> __m512i {
+        let d = _mm512_sub_epi64(a, b);
+        let borrow = _mm512_cmplt_epu64_mask(a, b);
+        _mm512_mask_sub_epi64(d, borrow, d, splat(EPSILON))
+    }
+
+    /// a * b, canonical: the 128-bit product from four 32 x 32 products,
+    /// reduced as `F::reduce128` does.
+    #[inline(always)]
+    pub(super) unsafe fn mul(a: __m512i, b: __m512i) -> __m512i {
+        let lo32 = splat(EPSILON);
+        let a_hi = _mm512_srli_epi64::<32>(a);
+        let b_hi = _mm512_srli_epi64::<32>(b);
+        let ll = _mm512_mul_epu32(a, b);
+        let lh = _mm512_mul_epu32(a, b_hi);
+        let hl = _mm512_mul_epu32(a_hi, b);
+        let hh = _mm512_mul_epu32(a_hi, b_hi);
+        // None of these sums overflow 64 bits.
+        let mid = _mm512_add_epi64(lh, _mm512_srli_epi64::<32>(ll));
+        let mid2 = _mm512_add_epi64(hl, _mm512_and_si512(mid, lo32));
+        let lo = _mm512_or_si512(_mm512_slli_epi64::<32>(mid2), _mm512_and_si512(ll, lo32));
+        let hi = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64::<32>(mid)), _mm512_srli_epi64::<32>(mid2));
+        // 2^96 = -1 and 2^64 = EPSILON (mod p).
+        let hi_hi = _mm512_srli_epi64::<32>(hi);
+        let hi_lo = _mm512_and_si512(hi, lo32);
+        let t0 = _mm512_sub_epi64(lo, hi_hi);
+        let borrow = _mm512_cmplt_epu64_mask(lo, hi_hi);
+        let t0 = _mm512_mask_sub_epi64(t0, borrow, t0, lo32);
+        let t1 = _mm512_sub_epi64(_mm512_slli_epi64::<32>(hi_lo), hi_lo);
+        let r = _mm512_add_epi64(t0, t1);
+        let carry = _mm512_cmplt_epu64_mask(r, t1);
+        let r = _mm512_mask_add_epi64(r, carry, r, lo32);
+        let big = _mm512_cmpge_epu64_mask(r, splat(P));
+        _mm512_mask_sub_epi64(r, big, r, splat(P))
+    }
+
+    #[inline(always)]
+    unsafe fn load(s: &[F], i: usize) -> __m512i {
+        _mm512_loadu_si512(s.as_ptr().add(i) as *const _)
+    }
+
+    #[inline(always)]
+    unsafe fn store(s: &mut [F], i: usize, v: __m512i) {
+        _mm512_storeu_si512(s.as_mut_ptr().add(i) as *mut _, v)
+    }
+
+    /// The first multiple of 8 elements of the DIF butterflies; returns how
+    /// many were done.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn dif(lo: &mut [F], hi: &mut [F], tw: &[F]) -> usize {
+        let n = lo.len().min(hi.len()).min(tw.len()) & !7;
+        let mut i = 0;
+        while i < n {
+            let (x, y, w) = (load(lo, i), load(hi, i), load(tw, i));
+            store(lo, i, add(x, y));
+            store(hi, i, mul(sub(x, y), w));
+            i += 8;
+        }
+        n
+    }
+
+    /// As `dif`, for the DIT butterflies.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn dit(lo: &mut [F], hi: &mut [F], tw: &[F]) -> usize {
+        let n = lo.len().min(hi.len()).min(tw.len()) & !7;
+        let mut i = 0;
+        while i < n {
+            let (x, w) = (load(lo, i), load(tw, i));
+            let y = mul(load(hi, i), w);
+            store(lo, i, add(x, y));
+            store(hi, i, sub(x, y));
+            i += 8;
+        }
+        n
+    }
+
+    /// a[i] *= b[i] over the first multiple of 8 elements.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn mul_assign(a: &mut [F], b: &[F]) -> usize {
+        let n = a.len().min(b.len()) & !7;
+        let mut i = 0;
+        while i < n {
+            store(a, i, mul(load(a, i), load(b, i)));
+            i += 8;
+        }
+        n
+    }
+
+    /// a[i] *= s over the first multiple of 8 elements.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn mul_const(a: &mut [F], s: F) -> usize {
+        let n = a.len() & !7;
+        let w = splat(s.value());
+        let mut i = 0;
+        while i < n {
+            store(a, i, mul(load(a, i), w));
+            i += 8;
+        }
+        n
+    }
+
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn ops(a: &[F; 8], b: &[F; 8]) -> [[F; 8]; 3] {
+        let (x, y) = (load(a, 0), load(b, 0));
+        let mut out = [[F::ZERO; 8]; 3];
+        store(&mut out[0], 0, add(x, y));
+        store(&mut out[1], 0, sub(x, y));
+        store(&mut out[2], 0, mul(x, y));
+        out
+    }
+}
+
+/// DIF butterflies (lo, hi) <- (lo + hi, (lo - hi) w) over the leading
+/// multiple of 8; returns the count done (0 without AVX-512F).
+#[inline]
+pub(crate) fn dif(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: `simd` is only true when `available()` said AVX-512F is
+        // present, and the kernel stays within the three slices.
+        return unsafe { avx512::dif(lo, hi, tw) };
+    }
+    let _ = (lo, hi, tw, simd);
+    0
+}
+
+/// DIT butterflies (lo, hi) <- (lo + hi w, lo - hi w); as `dif`.
+#[inline]
+pub(crate) fn dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: as in `dif`.
+        return unsafe { avx512::dit(lo, hi, tw) };
+    }
+    let _ = (lo, hi, tw, simd);
+    0
+}
+
+/// a[i] *= b[i], vector part; as `dif`.
+#[inline]
+pub(crate) fn mul_assign(a: &mut [F], b: &[F], simd: bool) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: as in `dif`.
+        return unsafe { avx512::mul_assign(a, b) };
+    }
+    let _ = (a, b, simd);
+    0
+}
+
+/// a[i] *= s, vectorised where possible.
+pub(crate) fn scale(a: &mut [F], s: F) {
+    let simd = available();
+    for c in a.chunks_mut(1024) {
+        let done = mul_const(c, s, simd);
+        c[done..].iter_mut().for_each(|x| *x *= s);
+    }
+}
+
+/// a[i] *= s, vector part; as `dif`.
+#[inline]
+fn mul_const(a: &mut [F], s: F, simd: bool) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: as in `dif`.
+        return unsafe { avx512::mul_const(a, s) };
+    }
+    let _ = (a, s, simd);
+    0
+}
+
+/// Elementwise a[i] *= b[i], vectorised where possible.
+pub(crate) fn mul_slices(a: &mut [F], b: &[F]) {
+    let done = mul_assign(a, b, available());
+    a[done..].iter_mut().zip(&b[done..]).for_each(|(x, &y)| *x *= y);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use backend_api::field::P;
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn lanes_match_scalar_arithmetic_at_the_edges() {
+        if !available() {
+            return;
+        }
+        let edges =
+            [0, 1, 2, 0xFFFF_FFFF, 1 << 32, (1 << 32) + 1, P - 1, P - 2, P - 0xFFFF_FFFF, 1 << 63, (1 << 63) - 1];
+        let mut vals: Vec<u64> = edges.to_vec();
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..4000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            vals.push(s % P);
+        }
+        for (i, &x) in vals.iter().enumerate() {
+            let a: [F; 8] = std::array::from_fn(|k| F::new(vals[(i + k * 7) % vals.len()]));
+            let b: [F; 8] = std::array::from_fn(|k| F::new(if k == 0 { x } else { vals[(i * 3 + k) % vals.len()] }));
+            // SAFETY: AVX-512F is present (checked above).
+            let [add, sub, mul] = unsafe { avx512::ops(&a, &b) };
+            for k in 0..8 {
+                assert_eq!(add[k], a[k] + b[k], "{:?} + {:?}", a[k], b[k]);
+                assert_eq!(sub[k], a[k] - b[k], "{:?} - {:?}", a[k], b[k]);
+                assert_eq!(mul[k], a[k] * b[k], "{:?} * {:?}", a[k], b[k]);
+            }
+        }
+        for &x in &edges {
+            for &y in &edges {
+                let (a, b) = ([F::new(x); 8], [F::new(y); 8]);
+                // SAFETY: as above.
+                let [add, sub, mul] = unsafe { avx512::ops(&a, &b) };
+                assert_eq!((add[0], sub[0], mul[0]), (a[0] + b[0], a[0] - b[0], a[0] * b[0]));
+            }
+        }
+    }
+}
