@@ -17,6 +17,8 @@
 //! inputs through `backend_api::validate` (plus domain checks the shared
 //! validators cannot make without panicking) and never panics on bad input.
 
+#[cfg(target_arch = "x86_64")]
+mod blake3x16;
 mod compose;
 pub mod cross_check;
 mod deep;

@@ -8,6 +8,10 @@ use rayon::prelude::*;
 /// Rows gathered (transposed) together before hashing: the column-major
 /// reads stay sequential and the row buffer stays in L1/L2.
 const LEAF_ROWS: usize = 32;
+/// Rows (or nodes) per task on the 16-lane BLAKE3 path: a multiple of
+/// its lane count.
+#[cfg(target_arch = "x86_64")]
+const SIMD_ROWS: usize = 256;
 
 /// A Merkle tree with all its layers: `layers[0]` are the leaf digests,
 /// the last layer is the root alone.
@@ -45,6 +49,14 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
     let (h, w) = (m.height, m.width);
     let data = m.data();
     let mut leaves = vec![[0u8; 32]; h];
+    #[cfg(target_arch = "x86_64")]
+    if hash == HashKind::Blake3 && crate::blake3x16::leaves_ok(w, h) {
+        leaves
+            .par_chunks_mut(SIMD_ROWS)
+            .enumerate()
+            .for_each(|(ci, out)| crate::blake3x16::leaves_into(data, h, w, ci * SIMD_ROWS, out));
+        return CpuTree { hash, layers: build_layers(leaves, hash) };
+    }
     leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
         let r0 = ci * LEAF_ROWS;
         let rows = out.len();
@@ -60,12 +72,27 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
             *d = hash_leaf(hash, &buf[r * w..(r + 1) * w]);
         }
     });
+    CpuTree { hash, layers: build_layers(leaves, hash) }
+}
+
+/// The leaf layer and every layer above it, up to the root.
+fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Vec<Vec<Digest>> {
     let mut layers = vec![leaves];
     while let Some(prev) = layers.last().filter(|l| l.len() > 1) {
+        #[cfg(target_arch = "x86_64")]
+        if hash == HashKind::Blake3 && prev.len() >= 2 * crate::blake3x16::LANES && crate::simd::available() {
+            // prev.len() is a power of two, so every chunk is whole lanes.
+            let mut next = vec![[0u8; 32]; prev.len() / 2];
+            next.par_chunks_mut(SIMD_ROWS)
+                .enumerate()
+                .for_each(|(ci, out)| crate::blake3x16::nodes_into(prev, ci * SIMD_ROWS, out));
+            layers.push(next);
+            continue;
+        }
         let next: Vec<Digest> = prev.par_chunks(2).with_min_len(128).map(|p| hash_node(hash, &p[0], &p[1])).collect();
         layers.push(next);
     }
-    CpuTree { hash, layers }
+    layers
 }
 
 /// Opens `rows` (validated: in range, tree built from `m`).
