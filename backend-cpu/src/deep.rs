@@ -1,5 +1,6 @@
 //! Out-of-domain evaluation (barycentric) and DEEP quotients.
 
+use crate::simd::{dot, mul_add_const};
 use crate::{domain_index, CpuMatrix};
 use backend_api::{Coset, DeepPoint, Ext, Field, F};
 use rayon::prelude::*;
@@ -66,21 +67,23 @@ pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<
                     }
                 }
                 batch_invert(&mut weights, &mut scratch);
-                for k in 0..np {
-                    for (wt, &x) in weights[k * chunk..(k + 1) * chunk].iter_mut().zip(&xs) {
-                        *wt = wt.mul_base(x);
+                // The weights x/(z - x) by coordinate, so each column's sum
+                // is three base-field dot products.
+                let mut coords = vec![F::ZERO; 3 * np * chunk];
+                for (k, wk) in weights.chunks(chunk).enumerate() {
+                    for (i, (wt, &x)) in wk.iter().zip(&xs).enumerate() {
+                        let e = wt.mul_base(x);
+                        for j in 0..3 {
+                            coords[(3 * k + j) * chunk + i] = e.0[j];
+                        }
                     }
                 }
                 let mut partial = vec![Ext::ZERO; np * w];
                 for c in 0..w {
                     let col = &m.column(c)[r0..r0 + chunk];
                     for k in 0..np {
-                        let wk = &weights[k * chunk..(k + 1) * chunk];
-                        let mut acc = Ext::ZERO;
-                        for (wt, &f) in wk.iter().zip(col) {
-                            acc += wt.mul_base(f);
-                        }
-                        partial[k * w + c] = acc;
+                        let wk = |j: usize| &coords[(3 * k + j) * chunk..(3 * k + j + 1) * chunk];
+                        partial[k * w + c] = Ext([dot(wk(0), col), dot(wk(1), col), dot(wk(2), col)]);
                     }
                 }
                 partial
@@ -120,16 +123,17 @@ pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> 
             let mut xs = vec![F::ZERO; len];
             fill_points(&mut xs, domain, r0);
             let mut total = vec![Ext::ZERO; len];
-            let mut acc = vec![Ext::ZERO; len];
+            // sum_c coeff_c f_c(x) by coordinate: base-field multiply-adds.
+            let mut acc = [vec![F::ZERO; len], vec![F::ZERO; len], vec![F::ZERO; len]];
             let mut inv = vec![Ext::ZERO; len];
             let mut scratch = Vec::with_capacity(len);
             for (p, &v) in points.iter().zip(&consts) {
-                acc.fill(Ext::ZERO);
+                acc.iter_mut().for_each(|a| a.fill(F::ZERO));
                 for dc in &p.columns {
                     for (c, &coef) in dc.coeffs.iter().enumerate() {
                         let col = &dc.matrix.column(c)[r0..r0 + len];
-                        for (a, &f) in acc.iter_mut().zip(col) {
-                            *a += coef.mul_base(f);
+                        for (a, &k) in acc.iter_mut().zip(&coef.0) {
+                            mul_add_const(a, col, k);
                         }
                     }
                 }
@@ -137,8 +141,9 @@ pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> 
                     *d = Ext::from_base(x) - p.point;
                 }
                 batch_invert(&mut inv, &mut scratch);
-                for ((t, &a), &d) in total.iter_mut().zip(&acc).zip(&inv) {
-                    *t += (a - v) * d;
+                for (t, (tot, &d)) in total.iter_mut().zip(&inv).enumerate() {
+                    let a = Ext([acc[0][t], acc[1][t], acc[2][t]]);
+                    *tot += (a - v) * d;
                 }
             }
             for (t, e) in total.iter().enumerate() {

@@ -145,6 +145,35 @@ mod avx512 {
         n
     }
 
+    /// acc[i] += a[i] * s over the first multiple of 8 elements.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn mul_add_const(acc: &mut [F], a: &[F], s: F) -> usize {
+        let n = acc.len().min(a.len()) & !7;
+        let w = splat(s.value());
+        let mut i = 0;
+        while i < n {
+            store(acc, i, add(load(acc, i), mul(load(a, i), w)));
+            i += 8;
+        }
+        n
+    }
+
+    /// Eight partial sums of a[i] * b[i] over the first multiple of 8
+    /// elements, and that count.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn dot(a: &[F], b: &[F]) -> ([F; 8], usize) {
+        let n = a.len().min(b.len()) & !7;
+        let mut acc = _mm512_setzero_si512();
+        let mut i = 0;
+        while i < n {
+            acc = add(acc, mul(load(a, i), load(b, i)));
+            i += 8;
+        }
+        let mut out = [F::ZERO; 8];
+        store(&mut out, 0, acc);
+        (out, n)
+    }
+
     #[cfg(test)]
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn ops(a: &[F; 8], b: &[F; 8]) -> [[F; 8]; 3] {
@@ -216,6 +245,31 @@ fn mul_const(a: &mut [F], s: F, simd: bool) -> usize {
     0
 }
 
+/// acc[i] += a[i] * s, vectorised where possible.
+pub(crate) fn mul_add_const(acc: &mut [F], a: &[F], s: F) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if available() {
+        // SAFETY: AVX-512F is present; the kernel stays within both slices.
+        done = unsafe { avx512::mul_add_const(acc, a, s) };
+    }
+    acc[done..].iter_mut().zip(&a[done..]).for_each(|(x, &y)| *x += y * s);
+}
+
+/// sum_i a[i] * b[i] over the common length, vectorised where possible.
+pub(crate) fn dot(a: &[F], b: &[F]) -> F {
+    let n = a.len().min(b.len());
+    let (mut sum, mut done) = (F::ZERO, 0);
+    #[cfg(target_arch = "x86_64")]
+    if available() {
+        // SAFETY: AVX-512F is present; the kernel stays within both slices.
+        let (lanes, d) = unsafe { avx512::dot(a, b) };
+        sum = lanes.into_iter().sum();
+        done = d;
+    }
+    a[done..n].iter().zip(&b[done..n]).fold(sum, |s, (&x, &y)| s + x * y)
+}
+
 /// Elementwise a[i] *= b[i], vectorised where possible.
 pub(crate) fn mul_slices(a: &mut [F], b: &[F]) {
     let done = mul_assign(a, b, available());
@@ -261,6 +315,32 @@ mod tests {
                 let [add, sub, mul] = unsafe { avx512::ops(&a, &b) };
                 assert_eq!((add[0], sub[0], mul[0]), (a[0] + b[0], a[0] - b[0], a[0] * b[0]));
             }
+        }
+    }
+
+    #[test]
+    fn slice_helpers_match_scalar_loops_with_tails() {
+        let mut s = 0x0123_4567_89AB_CDEFu64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            F::new(s)
+        };
+        for len in [0usize, 1, 7, 8, 9, 31, 64, 100] {
+            let a: Vec<F> = (0..len).map(|_| next()).collect();
+            let b: Vec<F> = (0..len).map(|_| next()).collect();
+            let k = next();
+            assert_eq!(dot(&a, &b), a.iter().zip(&b).map(|(&x, &y)| x * y).sum::<F>());
+            let mut acc = b.clone();
+            mul_add_const(&mut acc, &a, k);
+            assert!(acc.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == y + x * k));
+            let mut m = a.clone();
+            mul_slices(&mut m, &b);
+            assert!(m.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x * y));
+            let mut sc = a.clone();
+            scale(&mut sc, k);
+            assert!(sc.iter().zip(&a).all(|(&r, &x)| r == x * k));
         }
     }
 }
