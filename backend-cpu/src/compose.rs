@@ -13,6 +13,7 @@
 //!   chunk.
 
 use crate::deep::batch_invert;
+use crate::simd;
 use crate::CpuMatrix;
 use backend_api::ext::powers;
 use backend_api::{BackendError, ComposeInputs, ConstraintDomain, Ext, Leaf, Node, Result, Stage, F};
@@ -460,11 +461,19 @@ fn run_chunk(p: &Program, s: &mut Scratch, r0: usize, len: usize, big: usize) {
                     let mut o = std::mem::take(&mut s.base[out]);
                     let (x, y) = (operand(a, &s.base, &s.ext, len), operand(b, &s.base, &s.ext, len));
                     let o_ = &mut o[..len];
-                    match (x, y) {
-                        (Opd::BV(x), Opd::BV(y)) => bin_vv(op, o_, x, y),
-                        (Opd::BV(x), Opd::BS(y)) => bin_vs(op, o_, x, y),
-                        (Opd::BS(x), Opd::BV(y)) => bin_sv(op, o_, x, y),
-                        _ => {}
+                    let (a, b, k) = match (x, y) {
+                        (Opd::BV(x), Opd::BV(y)) => (Some(x), Some(y), F::ZERO),
+                        (Opd::BV(x), Opd::BS(y)) => (Some(x), None, y),
+                        (Opd::BS(x), Opd::BV(y)) => (None, Some(y), x),
+                        _ => (None, None, F::ZERO),
+                    };
+                    // Base-field ops run on eight lanes where the host can.
+                    if a.is_some() || b.is_some() {
+                        match op {
+                            Op::Add => simd::binop::<{ simd::ADD }>(o_, a, b, k),
+                            Op::Sub => simd::binop::<{ simd::SUB }>(o_, a, b, k),
+                            Op::Mul => simd::binop::<{ simd::MUL }>(o_, a, b, k),
+                        }
                     }
                     s.base[out] = o;
                 } else {

@@ -174,6 +174,31 @@ mod avx512 {
         (out, n)
     }
 
+    #[inline(always)]
+    unsafe fn op<const OP: u8>(x: __m512i, y: __m512i) -> __m512i {
+        match OP {
+            super::ADD => add(x, y),
+            super::SUB => sub(x, y),
+            _ => mul(x, y),
+        }
+    }
+
+    /// out[i] = a[i] op b[i] over the first multiple of 8 elements; a
+    /// `None` operand is the scalar `s` in every lane.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn binop<const OP: u8>(out: &mut [F], a: Option<&[F]>, b: Option<&[F]>, s: F) -> usize {
+        let n = out.len() & !7;
+        let k = splat(s.value());
+        let mut i = 0;
+        while i < n {
+            let x = a.map_or(k, |a| load(a, i));
+            let y = b.map_or(k, |b| load(b, i));
+            store(out, i, op::<OP>(x, y));
+            i += 8;
+        }
+        n
+    }
+
     #[cfg(test)]
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn ops(a: &[F; 8], b: &[F; 8]) -> [[F; 8]; 3] {
@@ -243,6 +268,33 @@ fn mul_const(a: &mut [F], s: F, simd: bool) -> usize {
     }
     let _ = (a, s, simd);
     0
+}
+
+pub(crate) const ADD: u8 = 0;
+pub(crate) const SUB: u8 = 1;
+pub(crate) const MUL: u8 = 2;
+
+/// out[i] = a[i] OP b[i] (ADD, SUB or MUL), where a `None` operand is the
+/// scalar `s` at every index (at most one operand may be `None`); the
+/// slices given are at least `out.len()` long.
+pub(crate) fn binop<const OP: u8>(out: &mut [F], a: Option<&[F]>, b: Option<&[F]>, s: F) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if available() {
+        assert!(a.is_none_or(|a| a.len() >= out.len()) && b.is_none_or(|b| b.len() >= out.len()));
+        // SAFETY: AVX-512F is present; the reads stay within `a` and `b`,
+        // which are at least as long as `out` (asserted above).
+        done = unsafe { avx512::binop::<OP>(out, a, b, s) };
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(done) {
+        let x = a.map_or(s, |a| a[i]);
+        let y = b.map_or(s, |b| b[i]);
+        *o = match OP {
+            ADD => x + y,
+            SUB => x - y,
+            _ => x * y,
+        };
+    }
 }
 
 /// acc[i] += a[i] * s, vectorised where possible.
@@ -338,6 +390,15 @@ mod tests {
             let mut m = a.clone();
             mul_slices(&mut m, &b);
             assert!(m.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x * y));
+            let mut o = vec![F::ZERO; len];
+            binop::<ADD>(&mut o, Some(&a), Some(&b), F::ZERO);
+            assert!(o.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x + y));
+            binop::<SUB>(&mut o, None, Some(&b), k);
+            assert!(o.iter().zip(&b).all(|(&r, &y)| r == k - y));
+            binop::<SUB>(&mut o, Some(&a), None, k);
+            assert!(o.iter().zip(&a).all(|(&r, &x)| r == x - k));
+            binop::<MUL>(&mut o, Some(&a), Some(&b), F::ZERO);
+            assert!(o.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x * y));
             let mut sc = a.clone();
             scale(&mut sc, k);
             assert!(sc.iter().zip(&a).all(|(&r, &x)| r == x * k));
