@@ -5,8 +5,8 @@
 //! frequency (natural input, bit-reversed output) and decimation in time
 //! (bit-reversed input, natural output). Layers whose butterfly blocks fit
 //! in `CHUNK` elements run chunk by chunk, so the small-stride layers of a
-//! large column stay in cache; the few large-stride layers split their
-//! butterflies across threads.
+//! large column stay in cache; the large-stride layers run up to `FUSE` at
+//! a time over L1-sized tiles (`fused_layers`), in parallel across tiles.
 
 use backend_api::field::{F, P};
 use rayon::prelude::*;
@@ -14,7 +14,7 @@ use std::sync::{Arc, RwLock};
 
 /// Elements per cache-resident chunk (32 KiB).
 const CHUNK: usize = 1 << 12;
-/// Butterflies per parallel task in a large-stride layer.
+/// Twiddles per parallel task when filling a long layer of the table.
 const PAR_SPLIT: usize = 1 << 11;
 /// Columns at least this long use threads inside the transform.
 pub(crate) const PAR_MIN: usize = 1 << 14;
@@ -126,22 +126,91 @@ fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) {
     }
 }
 
-/// One layer of butterflies with half-block `h` over all of `a`.
-fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool, par: bool) {
+/// One layer of butterflies with half-block `h` over all of `a` (a
+/// cache-resident chunk).
+fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool) {
     let t = &tw[h..2 * h];
     let f = if dif { butterflies_dif } else { butterflies_dit };
     // Eight-lane butterflies need half-blocks of at least eight.
     let simd = h >= 8 && crate::simd::available();
     for block in a.chunks_mut(2 * h) {
         let (lo, hi) = block.split_at_mut(h);
-        if par && h >= 2 * PAR_SPLIT {
-            lo.par_chunks_mut(PAR_SPLIT)
-                .zip(hi.par_chunks_mut(PAR_SPLIT))
-                .zip(t.par_chunks(PAR_SPLIT))
-                .for_each(|((l, r), w)| f(l, r, w, simd));
-        } else {
-            f(lo, hi, t, simd);
+        f(lo, hi, t, simd);
+    }
+}
+
+/// Elements of one row of a fused tile (512 bytes).
+const TILE: usize = 64;
+/// Large-stride layers fused into one pass: a tile is 2^FUSE rows of
+/// TILE elements (16 KiB), so it stays in L1 across the fused layers.
+const FUSE: u32 = 5;
+
+/// A column's base pointer, shared by tasks that touch disjoint elements.
+struct SharedMut(*mut F);
+// SAFETY: only used by `fused_layers`, whose tasks touch disjoint elements.
+unsafe impl Sync for SharedMut {}
+
+impl SharedMut {
+    fn get(&self) -> *mut F {
+        self.0
+    }
+}
+
+/// `r` consecutive layers with half-blocks h_low, 2 h_low, .. 2^(r-1) h_low
+/// (DIT: smallest first; DIF: largest first), tile by tile. Within a block
+/// of 2^r h_low elements, the elements i + j h_low (j < 2^r) only meet each
+/// other in these layers, so each tile of TILE consecutive i is gathered
+/// into a buffer once, run through all r layers and written back: one pass
+/// over memory instead of r. Needs h_low a multiple of TILE.
+fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &[F], dif: bool, par: bool) {
+    let rows = 1usize << r;
+    let block = rows * h_low;
+    assert!(r <= FUSE && h_low.is_multiple_of(TILE) && a.len().is_multiple_of(block));
+    let tiles = h_low / TILE;
+    let tasks = a.len() / block * tiles;
+    let simd = crate::simd::available();
+    let base_ptr = SharedMut(a.as_mut_ptr());
+    let run = |t: usize| {
+        let (b, i0) = (t / tiles, (t % tiles) * TILE);
+        let base = b * block + i0;
+        let mut buf = [F::ZERO; (1 << FUSE) * TILE];
+        let buf = &mut buf[..rows * TILE];
+        let ptr = base_ptr.get();
+        // SAFETY: task t alone reads and writes elements base + j h_low +
+        // (0..TILE) for j < rows (tiles partition each block's offsets),
+        // all inside `a`: base + (rows - 1) h_low + TILE <= (b + 1) block.
+        unsafe {
+            for (j, row) in buf.chunks_mut(TILE).enumerate() {
+                std::ptr::copy_nonoverlapping(ptr.add(base + j * h_low), row.as_mut_ptr(), TILE);
+            }
         }
+        for step in 0..r {
+            let s = if dif { r - 1 - step } else { step };
+            let (hh, half) = (h_low << s, 1usize << s);
+            for j in (0..rows).filter(|j| j & half == 0) {
+                let (lo, hi) = buf.split_at_mut((j + half) * TILE);
+                let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
+                // Offset of the pair within its 2 hh block.
+                let k = (j & (half - 1)) * h_low + i0;
+                let w = &tw[hh + k..hh + k + TILE];
+                if dif {
+                    butterflies_dif(lo, hi, w, simd);
+                } else {
+                    butterflies_dit(lo, hi, w, simd);
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe {
+            for (j, row) in buf.chunks(TILE).enumerate() {
+                std::ptr::copy_nonoverlapping(row.as_ptr(), ptr.add(base + j * h_low), TILE);
+            }
+        }
+    };
+    if par {
+        (0..tasks).into_par_iter().for_each(run);
+    } else {
+        (0..tasks).for_each(run);
     }
 }
 
@@ -155,13 +224,16 @@ pub(crate) fn dif(a: &mut [F], tw: &[F], par: bool) {
     }
     let mut h = n / 2;
     while 2 * h > CHUNK {
-        layer(a, h, tw, true, par);
-        h /= 2;
+        // Layers h down to CHUNK, up to FUSE of them per pass.
+        let r = FUSE.min((h / CHUNK).trailing_zeros() + 1);
+        let h_low = h >> (r - 1);
+        fused_layers(a, h_low, r, tw, true, par);
+        h = h_low / 2;
     }
     let run = |c: &mut [F]| {
         let mut hh = h;
         while hh >= 1 {
-            layer(c, hh, tw, true, false);
+            layer(c, hh, tw, true);
             hh /= 2;
         }
     };
@@ -187,7 +259,7 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
         let run = |c: &mut [F]| {
             let mut hh = h0;
             while 2 * hh <= size {
-                layer(c, hh, tw, false, false);
+                layer(c, hh, tw, false);
                 hh *= 2;
             }
         };
@@ -199,8 +271,9 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
     }
     let mut h = h0.max(size);
     while h < n {
-        layer(a, h, tw, false, par);
-        h *= 2;
+        let r = FUSE.min((n / h).trailing_zeros());
+        fused_layers(a, h, r, tw, false, par);
+        h <<= r;
     }
 }
 

@@ -201,3 +201,35 @@ fn one_backend_serves_every_size_in_any_order() {
         assert_eq!(b.intt(&CTX, &e).unwrap(), m);
     }
 }
+
+/// Columns long enough for the fused large-stride passes (layers with
+/// half-blocks of 4096 and more, up to five per pass, in both the DIF and
+/// the DIT kernels): NTT at sampled rows against Horner, the inverse NTT
+/// back to the coefficients, and the LDE at sampled rows.
+#[test]
+fn fused_large_stride_layers_match_the_definition() {
+    let b = CpuBackend::new();
+    let mut r = rng(99);
+    for (log_n, log_blowup) in [(13u32, 1u32), (15, 2), (18, 1), (14, 4)] {
+        let n = 1usize << log_n;
+        let coeffs: Vec<Vec<F>> = (0..2).map(|_| rand_col(&mut r, n)).collect();
+        let evals = b.ntt(&CTX, &matrix(coeffs.clone())).unwrap();
+        let h = Coset::new(log_n, F::ONE);
+        for _ in 0..6 {
+            let i = rand::Rng::gen_range(&mut r, 0..n);
+            for (c, co) in coeffs.iter().enumerate() {
+                assert_eq!(evals.get(i, c), horner(co, h.point(i)), "ntt 2^{log_n} row {i}");
+            }
+        }
+        let back = b.intt(&CTX, &evals).unwrap();
+        assert_eq!(back, matrix(coeffs.clone()), "intt 2^{log_n}");
+        let lde = b.coset_lde(&CTX, &evals, log_blowup, GENERATOR).unwrap();
+        let big = Coset::new(log_n + log_blowup, GENERATOR);
+        for _ in 0..6 {
+            let i = rand::Rng::gen_range(&mut r, 0..big.size());
+            for (c, co) in coeffs.iter().enumerate() {
+                assert_eq!(lde.get(i, c), horner(co, big.point(i)), "lde 2^{log_n} x 2^{log_blowup} row {i}");
+            }
+        }
+    }
+}
