@@ -1,7 +1,7 @@
 //! Out-of-domain evaluation (barycentric) and DEEP quotients.
 
 use crate::simd::{dot, mul_add_const};
-use crate::{domain_index, CpuMatrix};
+use crate::CpuMatrix;
 use backend_api::{Coset, DeepPoint, Ext, Field, F};
 use rayon::prelude::*;
 
@@ -44,7 +44,7 @@ pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<
     let mut result: Vec<Option<Vec<Ext>>> = vec![None; points.len()];
     let mut off: Vec<(usize, Ext)> = Vec::new();
     for (p, &z) in points.iter().enumerate() {
-        match domain_index(domain, z) {
+        match domain.index_of(z) {
             Some(i) => result[p] = Some((0..w).map(|c| Ext::from_base(m.get(i, c))).collect()),
             None => off.push((p, z)),
         }

@@ -119,28 +119,6 @@ impl CpuBackend {
     }
 }
 
-/// Whether the extension element `z` is a point of `domain`, and which.
-fn domain_index(domain: &Coset, z: Ext) -> Option<usize> {
-    let [z0, z1, z2] = z.0;
-    if !z1.is_zero() || !z2.is_zero() {
-        return None;
-    }
-    let s_inv = domain.shift.inverse()?;
-    let y = z0 * s_inv;
-    if y.pow(domain.size() as u64) != F::ONE {
-        return None;
-    }
-    let w = domain.generator();
-    let mut acc = F::ONE;
-    for i in 0..domain.size() {
-        if acc == y {
-            return Some(i);
-        }
-        acc *= w;
-    }
-    None
-}
-
 impl BackendBase for CpuBackend {
     type Matrix = CpuMatrix;
     type Tree = CpuTree;
