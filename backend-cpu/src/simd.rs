@@ -7,17 +7,25 @@
 
 use backend_api::field::F;
 
-/// Whether the eight-lane kernels may run on this host.
+/// Whether the eight-lane kernels may run on this host. Decided once per
+/// process; `KILN_CPU_NO_SIMD=1` forces the scalar loops, so tests (and CI)
+/// cover both paths on a host that has AVX-512F.
 #[inline]
 pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        if std::env::var_os("KILN_CPU_NO_SIMD").is_some_and(|v| v != "0") {
+            return false;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx512f")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
