@@ -71,6 +71,28 @@ pub struct ComposeInputs<'a, M> {
     pub alpha: Ext,
 }
 
+impl<'a, M> ComposeInputs<'a, M> {
+    /// The same inputs over other matrices: a wrapping backend passes its
+    /// inner backend's matrices on with this.
+    pub fn map<'b, N>(&self, f: impl Fn(&'a M) -> &'b N) -> ComposeInputs<'b, N>
+    where
+        'a: 'b,
+    {
+        ComposeInputs {
+            constraints: self.constraints,
+            fixed: self.fixed.map(&f),
+            main: f(self.main),
+            aux: self.aux.map(&f),
+            log_trace_height: self.log_trace_height,
+            domain: self.domain,
+            challenges: self.challenges,
+            publics: self.publics,
+            aux_values: self.aux_values,
+            alpha: self.alpha,
+        }
+    }
+}
+
 /// The columns of one committed matrix opened at one DEEP point.
 pub struct DeepColumns<'a, M> {
     pub matrix: &'a M,
@@ -84,6 +106,23 @@ pub struct DeepColumns<'a, M> {
 pub struct DeepPoint<'a, M> {
     pub point: Ext,
     pub columns: Vec<DeepColumns<'a, M>>,
+}
+
+impl<'a, M> DeepPoint<'a, M> {
+    /// The same point over other matrices (see [`ComposeInputs::map`]).
+    pub fn map<'b, N>(&self, f: impl Fn(&'a M) -> &'b N) -> DeepPoint<'b, N>
+    where
+        'a: 'b,
+    {
+        DeepPoint {
+            point: self.point,
+            columns: self
+                .columns
+                .iter()
+                .map(|c| DeepColumns { matrix: f(c.matrix), coeffs: c.coeffs.clone(), values: c.values.clone() })
+                .collect(),
+        }
+    }
 }
 
 /// Naming, transfers and buffer views.

@@ -6,9 +6,8 @@
 //! is a diagnostic mode (`kiln prove --cross-check`), not a fast one.
 
 use backend_api::{
-    Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepColumns, DeepOps,
-    DeepPoint, DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage,
-    F,
+    Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
+    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 
 /// The same value on both backends.
@@ -199,36 +198,8 @@ impl<A: Backend, B: Backend> MerkleOps for CrossCheck<A, B> {
 
 impl<A: Backend, B: Backend> ComposeOps for CrossCheck<A, B> {
     fn compose(&self, ctx: &Ctx, i: &ComposeInputs<Self::Matrix>) -> Result<Self::Matrix> {
-        let l = self.left.compose(
-            ctx,
-            &ComposeInputs {
-                fixed: i.fixed.map(|m| &m.left),
-                main: &i.main.left,
-                aux: i.aux.map(|m| &m.left),
-                constraints: i.constraints,
-                log_trace_height: i.log_trace_height,
-                domain: i.domain,
-                challenges: i.challenges,
-                publics: i.publics,
-                aux_values: i.aux_values,
-                alpha: i.alpha,
-            },
-        );
-        let r = self.right.compose(
-            ctx,
-            &ComposeInputs {
-                fixed: i.fixed.map(|m| &m.right),
-                main: &i.main.right,
-                aux: i.aux.map(|m| &m.right),
-                constraints: i.constraints,
-                log_trace_height: i.log_trace_height,
-                domain: i.domain,
-                challenges: i.challenges,
-                publics: i.publics,
-                aux_values: i.aux_values,
-                alpha: i.alpha,
-            },
-        );
+        let l = self.left.compose(ctx, &i.map(|m| &m.left));
+        let r = self.right.compose(ctx, &i.map(|m| &m.right));
         self.matrix(Stage::Compose, ctx, l, r)
     }
 
@@ -260,32 +231,8 @@ impl<A: Backend, B: Backend> DeepOps for CrossCheck<A, B> {
     }
 
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<Self::Matrix>]) -> Result<Self::Matrix> {
-        let lp: Vec<DeepPoint<A::Matrix>> = points
-            .iter()
-            .map(|p| DeepPoint {
-                point: p.point,
-                columns: p
-                    .columns
-                    .iter()
-                    .map(|c| DeepColumns { matrix: &c.matrix.left, coeffs: c.coeffs.clone(), values: c.values.clone() })
-                    .collect(),
-            })
-            .collect();
-        let rp: Vec<DeepPoint<B::Matrix>> = points
-            .iter()
-            .map(|p| DeepPoint {
-                point: p.point,
-                columns: p
-                    .columns
-                    .iter()
-                    .map(|c| DeepColumns {
-                        matrix: &c.matrix.right,
-                        coeffs: c.coeffs.clone(),
-                        values: c.values.clone(),
-                    })
-                    .collect(),
-            })
-            .collect();
+        let lp: Vec<DeepPoint<A::Matrix>> = points.iter().map(|p| p.map(|m| &m.left)).collect();
+        let rp: Vec<DeepPoint<B::Matrix>> = points.iter().map(|p| p.map(|m| &m.right)).collect();
         let l = self.left.deep_quotient(ctx, domain, &lp);
         let r = self.right.deep_quotient(ctx, domain, &rp);
         self.matrix(Stage::Deep, ctx, l, r)

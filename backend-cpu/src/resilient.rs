@@ -536,23 +536,7 @@ impl<B: Backend> ComposeOps for Resilient<B> {
             Stage::Compose,
             ctx,
             all_dev(&ins),
-            || {
-                self.device.compose(
-                    ctx,
-                    &ComposeInputs {
-                        constraints: i.constraints,
-                        fixed: i.fixed.map(|m| m.dev().expect("on device")),
-                        main: i.main.dev().expect("on device"),
-                        aux: i.aux.map(|m| m.dev().expect("on device")),
-                        log_trace_height: i.log_trace_height,
-                        domain: i.domain,
-                        challenges: i.challenges,
-                        publics: i.publics,
-                        aux_values: i.aux_values,
-                        alpha: i.alpha,
-                    },
-                )
-            },
+            || self.device.compose(ctx, &i.map(|m| m.dev().expect("on device"))),
             recipe,
             (i.domain.size(), 3),
         )
@@ -611,21 +595,8 @@ impl<B: Backend> DeepOps for Resilient<B> {
             ctx,
             on_device,
             || {
-                let pts: Vec<DeepPoint<B::Matrix>> = points
-                    .iter()
-                    .map(|p| DeepPoint {
-                        point: p.point,
-                        columns: p
-                            .columns
-                            .iter()
-                            .map(|c| DeepColumns {
-                                matrix: c.matrix.dev().expect("on device"),
-                                coeffs: c.coeffs.clone(),
-                                values: c.values.clone(),
-                            })
-                            .collect(),
-                    })
-                    .collect();
+                let pts: Vec<DeepPoint<B::Matrix>> =
+                    points.iter().map(|p| p.map(|m| m.dev().expect("on device"))).collect();
                 self.device.deep_quotient(ctx, domain, &pts)
             },
             recipe,

@@ -4,8 +4,8 @@
 //! CPU backend underneath. One line instantiates the suite for it.
 
 use backend_api::{
-    validate, BackendBase, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepColumns, DeepOps, DeepPoint,
-    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    validate, BackendBase, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix,
+    DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
@@ -94,18 +94,8 @@ impl MerkleOps for Forwarding {
 impl ComposeOps for Forwarding {
     fn compose(&self, ctx: &Ctx, i: &ComposeInputs<FwdMatrix>) -> Result<FwdMatrix> {
         validate::compose(i)?;
-        let inputs = ComposeInputs {
-            constraints: i.constraints,
-            fixed: i.fixed.map(|m| &m.0),
-            main: &i.main.0,
-            aux: i.aux.map(|m| &m.0),
-            log_trace_height: i.log_trace_height,
-            domain: i.domain,
-            challenges: i.challenges,
-            publics: i.publics,
-            aux_values: i.aux_values,
-            alpha: i.alpha,
-        };
+        // The wrapper's matrices hold the inner backend's; `map` passes them on.
+        let inputs = i.map(|m| &m.0);
         self.cpu.compose(ctx, &inputs).map(FwdMatrix)
     }
 
@@ -130,17 +120,7 @@ impl DeepOps for Forwarding {
 
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<FwdMatrix>]) -> Result<FwdMatrix> {
         validate::deep(domain, points)?;
-        let inner: Vec<DeepPoint<CpuMatrix>> = points
-            .iter()
-            .map(|p| DeepPoint {
-                point: p.point,
-                columns: p
-                    .columns
-                    .iter()
-                    .map(|c| DeepColumns { matrix: &c.matrix.0, coeffs: c.coeffs.clone(), values: c.values.clone() })
-                    .collect(),
-            })
-            .collect();
+        let inner: Vec<DeepPoint<CpuMatrix>> = points.iter().map(|p| p.map(|m| &m.0)).collect();
         self.cpu.deep_quotient(ctx, domain, &inner).map(FwdMatrix)
     }
 }
