@@ -145,16 +145,18 @@ impl NttOps for CpuBackend {
     fn ntt(&self, _ctx: &Ctx, coeffs: &CpuMatrix) -> Result<CpuMatrix> {
         let log_n = validate::ntt(Stage::Ntt, coeffs)?;
         let tw = self.twiddles.get(log_n, false);
-        let mut data = coeffs.data.to_vec();
-        data.par_chunks_mut(coeffs.height).for_each(|col| ntt::ntt_column(col, &tw));
+        let mut data = vec![F::ZERO; coeffs.data.len()];
+        let n = coeffs.height;
+        data.par_chunks_mut(n).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| ntt::ntt_column(dst, src, &tw));
         Ok(CpuMatrix::from_data(coeffs.width, coeffs.height, data))
     }
 
     fn intt(&self, _ctx: &Ctx, evals: &CpuMatrix) -> Result<CpuMatrix> {
         let log_n = validate::ntt(Stage::InverseNtt, evals)?;
         let tw = self.twiddles.get(log_n, true);
-        let mut data = evals.data.to_vec();
-        data.par_chunks_mut(evals.height).for_each(|col| ntt::intt_column(col, &tw));
+        let mut data = vec![F::ZERO; evals.data.len()];
+        let n = evals.height;
+        data.par_chunks_mut(n).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| ntt::intt_column(dst, src, &tw));
         Ok(CpuMatrix::from_data(evals.width, evals.height, data))
     }
 

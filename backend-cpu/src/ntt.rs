@@ -126,6 +126,16 @@ fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) {
     }
 }
 
+/// The layers with half-blocks below 8 (DIF: from 2^(from-1) down to 1;
+/// DIT: from 2^from up to 4) in registers when the vector path is on and
+/// `a` is whole 16-element groups; returns the count done (all or 0).
+fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool, simd: bool) -> usize {
+    if !simd || a.len() < 16 || !a.len().is_multiple_of(16) {
+        return 0;
+    }
+    crate::simd::small_layers(a, tw, from, dif, true)
+}
+
 /// One layer of butterflies with half-block `h` over all of `a` (a
 /// cache-resident chunk).
 fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool) {
@@ -230,11 +240,21 @@ pub(crate) fn dif(a: &mut [F], tw: &[F], par: bool) {
         fused_layers(a, h_low, r, tw, true, par);
         h = h_low / 2;
     }
+    let simd = crate::simd::available();
     let run = |c: &mut [F]| {
         let mut hh = h;
-        while hh >= 1 {
+        while hh >= 8 {
             layer(c, hh, tw, true);
             hh /= 2;
+        }
+        // The last layers (half-blocks 4, 2, 1) in registers, 16 elements
+        // at a time; the scalar loops cover what is left.
+        let done = if hh >= 1 { small_layers(c, tw, hh.trailing_zeros() + 1, true, simd) } else { 0 };
+        if done < c.len() {
+            while hh >= 1 {
+                layer(c, hh, tw, true);
+                hh /= 2;
+            }
         }
     };
     let size = 2 * h;
@@ -256,8 +276,13 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
     }
     let size = CHUNK.min(n);
     if 2 * h0 <= size {
+        let simd = crate::simd::available();
         let run = |c: &mut [F]| {
             let mut hh = h0;
+            // Half-blocks below 8 in registers, 16 elements at a time.
+            if hh < 8 && small_layers(c, tw, hh.trailing_zeros(), false, simd) == c.len() {
+                hh = 8;
+            }
             while 2 * hh <= size {
                 layer(c, hh, tw, false);
                 hh *= 2;
@@ -277,19 +302,40 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
     }
 }
 
-/// Coefficients (natural) to evaluations on the subgroup (natural).
-pub(crate) fn ntt_column(a: &mut [F], tw_fwd: &[F]) {
-    bit_reverse(a);
-    dit_from(a, 1, tw_fwd, a.len() >= PAR_MIN);
+/// `dst[j] = src[bitrev(j)] * s` (the factor skipped when it is one): the
+/// bit-reversal permutation fused with the copy out of the input (and the
+/// 1/n of the inverse), one pass instead of a copy, a swap pass and a
+/// scaling pass. Writes are sequential; the reads of a 1024-element
+/// destination block are scaled while the block is in L1.
+fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
+    let n = dst.len();
+    debug_assert_eq!(n, src.len());
+    let bits = n.trailing_zeros();
+    for (b, blk) in dst.chunks_mut(1024).enumerate() {
+        let j0 = b * 1024;
+        for (k, v) in blk.iter_mut().enumerate() {
+            *v = src[bitrev(j0 + k, bits)];
+        }
+        if s != F::ONE {
+            crate::simd::scale(blk, s);
+        }
+    }
 }
 
-/// Evaluations on the subgroup (natural) to coefficients (natural).
-pub(crate) fn intt_column(a: &mut [F], tw_inv: &[F]) {
-    let n = a.len();
-    dif(a, tw_inv, n >= PAR_MIN);
-    bit_reverse(a);
-    let s = inv_pow2(n.trailing_zeros());
-    crate::simd::scale(a, s);
+/// Coefficients (natural) in `src` to evaluations on the subgroup
+/// (natural) in `dst`.
+pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &[F]) {
+    bitrev_copy(dst, src, F::ONE);
+    dit_from(dst, 1, tw_fwd, dst.len() >= PAR_MIN);
+}
+
+/// Evaluations on the subgroup (natural) in `src` to coefficients
+/// (natural) in `dst`: the same DIT pass with the inverse table, the 1/n
+/// folded into the permuting copy.
+pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &[F]) {
+    let n = dst.len();
+    bitrev_copy(dst, src, inv_pow2(n.trailing_zeros()));
+    dit_from(dst, 1, tw_inv, n >= PAR_MIN);
 }
 
 /// `scale[p]` for the coefficient at bit-reversed position p: the table
@@ -325,4 +371,120 @@ pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: &[F], tw_fw
 pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &[F], tw_fwd: &[F]) {
     dif(&mut dst[..n], tw_inv, n >= PAR_MIN);
     bitrev_coeffs_to_evals(dst, n, scale, tw_fwd);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(n: usize, seed: u64) -> Vec<F> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                // Some edge values among the random ones.
+                match i % 97 {
+                    0 => F::new(P - 1),
+                    1 => F::ZERO,
+                    _ => F::new(s),
+                }
+            })
+            .collect()
+    }
+
+    fn naive_dft(a: &[F], inverse: bool) -> Vec<F> {
+        let n = a.len();
+        let mut w = F::two_adic_root(n.trailing_zeros());
+        if inverse {
+            w = w.inverse().unwrap();
+        }
+        (0..n)
+            .map(|k| {
+                let wk = w.pow(k as u64);
+                let mut acc = F::ZERO;
+                for &v in a.iter().rev() {
+                    acc = acc * wk + v;
+                }
+                acc
+            })
+            .collect()
+    }
+
+    #[test]
+    fn register_small_layers_match_the_scalar_layers() {
+        for inverse in [false, true] {
+            let tw = build_twiddles(13, inverse);
+            for log_n in 4..=13u32 {
+                let a = column(1 << log_n, log_n as u64 * 31 + inverse as u64);
+                for from in 0..=3u32 {
+                    for dif in [true, false] {
+                        let mut fast = a.clone();
+                        let done = crate::simd::small_layers(&mut fast, &tw, from, dif, crate::simd::available());
+                        let mut slow = a.clone();
+                        let hs: Vec<usize> = if dif {
+                            (0..from).rev().map(|s| 1 << s).collect()
+                        } else {
+                            (from..3).map(|s| 1 << s).collect()
+                        };
+                        for h in hs {
+                            // Half-blocks below 8 always run the scalar loops.
+                            layer(&mut slow, h, &tw, dif);
+                        }
+                        if done == 0 {
+                            assert!(!crate::simd::available());
+                            continue;
+                        }
+                        assert_eq!(done, fast.len());
+                        assert_eq!(fast, slow, "log_n {log_n} from {from} dif {dif} inverse {inverse}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn column_transforms_match_the_dft() {
+        for log_n in 0..=10u32 {
+            let n = 1usize << log_n;
+            let a = column(n, 7 + log_n as u64);
+            let (fwd, inv) = (build_twiddles(log_n, false), build_twiddles(log_n, true));
+            let mut evals = vec![F::ZERO; n];
+            ntt_column(&mut evals, &a, &fwd);
+            assert_eq!(evals, naive_dft(&a, false), "ntt 2^{log_n}");
+            let mut coeffs = vec![F::ZERO; n];
+            intt_column(&mut coeffs, &a, &inv);
+            let n_inv = inv_pow2(log_n);
+            let want: Vec<F> = naive_dft(&a, true).into_iter().map(|v| v * n_inv).collect();
+            assert_eq!(coeffs, want, "intt 2^{log_n}");
+            // DIF (natural in, bit-reversed out) against the same DFT.
+            let mut d = a.clone();
+            dif(&mut d, &fwd, false);
+            bit_reverse(&mut d);
+            assert_eq!(d, naive_dft(&a, false), "dif 2^{log_n}");
+        }
+    }
+
+    #[test]
+    fn long_columns_round_trip_through_every_pass() {
+        // Large enough for the fused tile passes, the threaded paths and
+        // the register layers together.
+        for log_n in [14u32, 17] {
+            let n = 1usize << log_n;
+            let a = column(n, 99 + log_n as u64);
+            let (fwd, inv) = (build_twiddles(log_n, false), build_twiddles(log_n, true));
+            let mut evals = vec![F::ZERO; n];
+            ntt_column(&mut evals, &a, &fwd);
+            // Spot-check evaluations by Horner.
+            let w = F::two_adic_root(log_n);
+            for k in [0usize, 1, 5, n / 2 + 3, n - 1] {
+                let x = w.pow(k as u64);
+                assert_eq!(evals[k], a.iter().rev().fold(F::ZERO, |acc, &v| acc * x + v), "2^{log_n} row {k}");
+            }
+            let mut back = vec![F::ZERO; n];
+            intt_column(&mut back, &evals, &inv);
+            assert_eq!(back, a);
+        }
+    }
 }

@@ -128,6 +128,93 @@ mod avx512 {
         n
     }
 
+    /// Positions (within 16 elements) of the low halves of the butterflies
+    /// with half-block `h`, in order.
+    const fn lo_positions(h: usize) -> [i64; 8] {
+        let mut out = [0i64; 8];
+        let (mut i, mut k) = (0, 0);
+        while i < 16 {
+            if i & h == 0 {
+                out[k] = i as i64;
+                k += 1;
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// For vector `half` (0 or 1) of the natural order: where each element
+    /// sits in (lo, hi) after `lo_positions(h)` split them (0..8 in lo,
+    /// 8..16 in hi).
+    const fn back_positions(h: usize, half: usize) -> [i64; 8] {
+        let mut out = [0i64; 8];
+        let mut j = 0;
+        while j < 8 {
+            let i = half * 8 + j;
+            // Rank of the low position among the low positions.
+            let low = if i & h == 0 { i } else { i - h };
+            let rank = (low & !(2 * h - 1)) / 2 + (low & (h - 1));
+            out[j] = if i & h == 0 { rank as i64 } else { 8 + rank as i64 };
+            j += 1;
+        }
+        out
+    }
+
+    const LO: [[i64; 8]; 3] = [lo_positions(1), lo_positions(2), lo_positions(4)];
+    const BACK0: [[i64; 8]; 3] = [back_positions(1, 0), back_positions(2, 0), back_positions(4, 0)];
+    const BACK1: [[i64; 8]; 3] = [back_positions(1, 1), back_positions(2, 1), back_positions(4, 1)];
+
+    /// One layer with half-block 2^s (s < 3) on the 16 elements (v0, v1);
+    /// `w` holds the twiddle of each butterfly in `LO` order (unused for
+    /// s = 0, whose twiddle is one).
+    #[inline(always)]
+    unsafe fn small_layer(v: &mut [__m512i; 2], s: usize, w: __m512i, dif: bool) {
+        let lo_i = _mm512_loadu_si512(LO[s].as_ptr() as *const _);
+        let hi_i = _mm512_add_epi64(lo_i, _mm512_set1_epi64(1 << s));
+        let x = _mm512_permutex2var_epi64(v[0], lo_i, v[1]);
+        let y = _mm512_permutex2var_epi64(v[0], hi_i, v[1]);
+        let (a, b) = if dif {
+            let d = sub(x, y);
+            (add(x, y), if s == 0 { d } else { mul(d, w) })
+        } else {
+            let y = if s == 0 { y } else { mul(y, w) };
+            (add(x, y), sub(x, y))
+        };
+        v[0] = _mm512_permutex2var_epi64(a, _mm512_loadu_si512(BACK0[s].as_ptr() as *const _), b);
+        v[1] = _mm512_permutex2var_epi64(a, _mm512_loadu_si512(BACK1[s].as_ptr() as *const _), b);
+    }
+
+    /// The layers with half-blocks below 8, in registers, over every 16
+    /// elements of `a` (leading multiple of 16; returns the count done):
+    /// DIF layers 2^(top-1) down to 1, or DIT layers 2^bottom up to 4
+    /// (`from` is top for DIF, bottom for DIT; `tw` is the twiddle table).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool) -> usize {
+        let n = a.len() & !15;
+        let w: [__m512i; 3] = std::array::from_fn(|s| {
+            let h = 1usize << s;
+            let t: [u64; 8] = std::array::from_fn(|k| tw[h + (LO[s][k] as usize & (h - 1))].value());
+            _mm512_loadu_si512(t.as_ptr() as *const _)
+        });
+        let mut i = 0;
+        while i < n {
+            let mut v = [load(a, i), load(a, i + 8)];
+            if dif {
+                for (s, &ws) in w.iter().enumerate().take(from as usize).rev() {
+                    small_layer(&mut v, s, ws, true);
+                }
+            } else {
+                for (s, &ws) in w.iter().enumerate().skip(from as usize) {
+                    small_layer(&mut v, s, ws, false);
+                }
+            }
+            store(a, i, v[0]);
+            store(a, i + 8, v[1]);
+            i += 16;
+        }
+        n
+    }
+
     /// a[i] *= b[i] over the first multiple of 8 elements.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn mul_assign(a: &mut [F], b: &[F]) -> usize {
@@ -242,6 +329,22 @@ pub(crate) fn dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) -> usize {
         return unsafe { avx512::dit(lo, hi, tw) };
     }
     let _ = (lo, hi, tw, simd);
+    0
+}
+
+/// The butterfly layers with half-blocks below 8 over `a` in registers
+/// (see `avx512::small_layers`); returns the count done (a multiple of 16,
+/// 0 without AVX-512F). `tw` must cover half-blocks up to 4 (8 entries).
+#[inline]
+pub(crate) fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool, simd: bool) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        assert!(tw.len() >= 8 && from <= 3);
+        // SAFETY: `simd` is only true when AVX-512F is present; the kernel
+        // stays within `a` and reads tw[1..8] (asserted above).
+        return unsafe { avx512::small_layers(a, tw, from, dif) };
+    }
+    let _ = (a, tw, from, dif, simd);
     0
 }
 
