@@ -23,6 +23,8 @@ mod compose;
 pub mod cross_check;
 mod deep;
 mod fri;
+#[cfg(target_arch = "x86_64")]
+mod keccakx8;
 mod merkle;
 mod ntt;
 pub mod resilient;

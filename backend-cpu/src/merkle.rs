@@ -8,8 +8,8 @@ use rayon::prelude::*;
 /// Rows gathered (transposed) together before hashing: the column-major
 /// reads stay sequential and the row buffer stays in L1/L2.
 const LEAF_ROWS: usize = 32;
-/// Rows (or nodes) per task on the 16-lane BLAKE3 path: a multiple of
-/// its lane count.
+/// Rows (or nodes) per task on the 16-lane BLAKE3 and 8-lane Keccak
+/// paths: a multiple of both lane counts.
 #[cfg(target_arch = "x86_64")]
 const SIMD_ROWS: usize = 256;
 
@@ -57,6 +57,14 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
             .for_each(|(ci, out)| crate::blake3x16::leaves_into(data, h, w, ci * SIMD_ROWS, out));
         return CpuTree { hash, layers: build_layers(leaves, hash) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if hash == HashKind::Keccak256 && crate::keccakx8::leaves_ok(w, h) {
+        leaves
+            .par_chunks_mut(SIMD_ROWS)
+            .enumerate()
+            .for_each(|(ci, out)| crate::keccakx8::leaves_into(data, h, w, ci * SIMD_ROWS, out));
+        return CpuTree { hash, layers: build_layers(leaves, hash) };
+    }
     leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
         let r0 = ci * LEAF_ROWS;
         let rows = out.len();
@@ -86,6 +94,16 @@ fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Vec<Vec<Digest>> {
             next.par_chunks_mut(SIMD_ROWS)
                 .enumerate()
                 .for_each(|(ci, out)| crate::blake3x16::nodes_into(prev, ci * SIMD_ROWS, out));
+            layers.push(next);
+            continue;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if hash == HashKind::Keccak256 && prev.len() >= 2 * crate::keccakx8::LANES && crate::simd::available() {
+            // prev.len() is a power of two, so every chunk is whole lanes.
+            let mut next = vec![[0u8; 32]; prev.len() / 2];
+            next.par_chunks_mut(SIMD_ROWS)
+                .enumerate()
+                .for_each(|(ci, out)| crate::keccakx8::nodes_into(prev, ci * SIMD_ROWS, out));
             layers.push(next);
             continue;
         }

@@ -207,14 +207,28 @@ fn reshape_views_the_same_buffer() {
     assert_eq!(b.download(&CTX, &v).unwrap().data(), m.data());
 }
 
-/// Widths and heights around the 16-lane BLAKE3 path's limits (one chunk
-/// per row, 16 rows a group, 256 rows a task): every layer of the tree
-/// against the definition.
+/// Widths and heights around the vector paths' limits (BLAKE3: one chunk
+/// per row, 16 rows a group; Keccak: 17-word blocks, 8 rows a group; 256
+/// rows a task): every layer of the tree against the definition.
 #[test]
 fn merkle_layers_match_the_definition_at_the_vector_path_limits() {
     let b = CpuBackend::new();
     let mut r = rng(7);
-    for (w, h) in [(1, 16), (8, 32), (9, 64), (51, 512), (64, 1024), (128, 256), (129, 64), (2, 8)] {
+    for (w, h) in [
+        (1, 16),
+        (8, 32),
+        (9, 64),
+        (51, 512),
+        (64, 1024),
+        (128, 256),
+        (129, 64),
+        (2, 8),
+        (16, 8),
+        (17, 16),
+        (34, 8),
+        (300, 32),
+        (3, 4),
+    ] {
         let m = rand_matrix(&mut r, w, h);
         for kind in HashKind::ALL {
             let tree = b.commit(&CTX, &m, kind).unwrap();
