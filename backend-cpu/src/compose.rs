@@ -542,7 +542,7 @@ pub(crate) fn compose(i: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
     let prog = compile(i, n, blowup)?;
     let g = i.domain.generator();
     let chunk = ROWS.min(big);
-    let mut out = vec![F::ZERO; 3 * big];
+    let mut out = crate::zeroed(3 * big);
     let (o0, rest) = out.split_at_mut(big);
     let (o1, o2) = rest.split_at_mut(big);
     o0.par_chunks_mut(chunk).zip(o1.par_chunks_mut(chunk)).zip(o2.par_chunks_mut(chunk)).enumerate().for_each_init(

@@ -112,7 +112,7 @@ pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> 
         .iter()
         .map(|p| p.columns.iter().flat_map(|dc| dc.coeffs.iter().zip(&dc.values).map(|(&a, &v)| a * v)).sum())
         .collect();
-    let mut out = vec![F::ZERO; 3 * big];
+    let mut out = crate::zeroed(3 * big);
     let (o0, rest) = out.split_at_mut(big);
     let (o1, o2) = rest.split_at_mut(big);
     let chunk = ROWS.min(big);
