@@ -252,15 +252,18 @@ impl ComposeOps for CpuBackend {
         let tw_inv = self.twiddles.get(log_big, true);
         let tw_fwd = self.twiddles.get(log_big, false);
         let s_inv = domain.shift.inverse().unwrap_or(F::ONE);
-        let unscale = ntt::bitrev_powers(s_inv, ntt::inv_pow2(log_big), big);
-        let bound = parts * n;
-        // Coefficients of the three coordinate polynomials, natural order.
-        let mut coeffs = quotient.data.to_vec();
-        coeffs.par_chunks_mut(big).for_each(|c| {
-            ntt::dif(c, &tw_inv, big >= ntt::PAR_MIN);
+        // Natural-order coefficients straight from the evaluations: the
+        // permuting copy, DIT with the inverse table, then the 1/N and the
+        // shift's powers in one pass (no copy of the input, no separate
+        // bit-reversal).
+        let unscale = ntt::powers(s_inv, ntt::inv_pow2(log_big), big);
+        let mut coeffs = zeroed(quotient.data.len());
+        coeffs.par_chunks_mut(big).zip(quotient.data.par_chunks(big)).for_each(|(c, q)| {
+            ntt::bitrev_copy(c, q, F::ONE);
+            ntt::dit_from(c, 1, &tw_inv, big >= ntt::PAR_MIN);
             crate::simd::mul_slices(c, &unscale);
-            ntt::bit_reverse(c);
         });
+        let bound = parts * n;
         let too_high = coeffs.par_chunks(big).any(|c| c[bound..].iter().any(|v| !v.is_zero()));
         if too_high {
             return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.into(), bound });
@@ -270,8 +273,7 @@ impl ComposeOps for CpuBackend {
         out.par_chunks_mut(big).enumerate().for_each(|(col, dst)| {
             let (part, coord) = (col / 3, col % 3);
             let src = &coeffs[coord * big + part * n..coord * big + (part + 1) * n];
-            dst[..n].copy_from_slice(src);
-            ntt::bit_reverse(&mut dst[..n]);
+            ntt::bitrev_copy(&mut dst[..n], src, F::ONE);
             ntt::bitrev_coeffs_to_evals(dst, n, &scale, &tw_fwd);
         });
         Ok(CpuMatrix::from_data(3 * parts, big, out))

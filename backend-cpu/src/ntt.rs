@@ -307,7 +307,7 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
 /// 1/n of the inverse), one pass instead of a copy, a swap pass and a
 /// scaling pass. Writes are sequential; the reads of a 1024-element
 /// destination block are scaled while the block is in L1.
-fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
+pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
     let n = dst.len();
     debug_assert_eq!(n, src.len());
     let bits = n.trailing_zeros();
@@ -341,13 +341,19 @@ pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &[F]) {
 /// `scale[p]` for the coefficient at bit-reversed position p: the table
 /// `factor * shift^bitrev(p)` over n positions.
 pub(crate) fn bitrev_powers(shift: F, factor: F, n: usize) -> Vec<F> {
+    let mut pows = powers(shift, factor, n);
+    bit_reverse(&mut pows);
+    pows
+}
+
+/// `factor * shift^i` for i < n, natural order.
+pub(crate) fn powers(shift: F, factor: F, n: usize) -> Vec<F> {
     let mut pows = vec![F::ZERO; n];
     let mut acc = factor;
     for v in pows.iter_mut() {
         *v = acc;
         acc *= shift;
     }
-    bit_reverse(&mut pows);
     pows
 }
 

@@ -3,7 +3,7 @@
 //!
 //! cargo run --release -p benches --example kernel_times -- [LOG_ROWS] [COLUMNS] [LOG_BLOWUP] [REPS] [LEAVES: 0|1]
 
-use backend_api::{BackendBase, Coset, Ctx, DeepOps, Ext, HashKind, MerkleOps, NttOps, F, GENERATOR};
+use backend_api::{BackendBase, ComposeOps, Coset, Ctx, DeepOps, Ext, HashKind, MerkleOps, NttOps, F, GENERATOR};
 use backend_cpu::CpuBackend;
 use benches::{ms, random_matrix};
 use std::time::Instant;
@@ -33,6 +33,16 @@ fn main() {
     println!("coset_lde   {:9.2} ms", best(reps, || b.coset_lde(&ctx, &m, log_blowup, GENERATOR).unwrap()));
     for hash in HashKind::ALL {
         println!("merkle {:7}{:9.2} ms", hash.name(), best(reps, || b.commit(&ctx, &lde, hash).unwrap()));
+    }
+    // A quotient of degree below height * 2^log_blowup / 4 on the LDE
+    // domain, split into 4 parts (three columns: one extension element).
+    let log_big = log_n + log_blowup;
+    if log_big >= 4 {
+        let low = b.upload(&ctx, &random_matrix(log_big - 2, 3, 2)).unwrap();
+        let q = b.coset_lde(&ctx, &low, 2, GENERATOR).unwrap();
+        let dom = Coset::new(log_big, GENERATOR);
+        let t = best(reps, || b.split_quotient(&ctx, &q, dom, log_big - 4, 4).unwrap());
+        println!("split_quot  {t:9.2} ms");
     }
     let domain = Coset::new(log_n + log_blowup, GENERATOR);
     let pts = [Ext::new(F::new(3), F::new(5), F::new(7)), Ext::new(F::new(11), F::new(13), F::new(17))];
