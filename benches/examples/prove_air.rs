@@ -74,6 +74,8 @@ fn main() -> ExitCode {
     }
 }
 
+/// The worker threads the prover actually uses (RAYON_NUM_THREADS, else
+/// the available parallelism).
 fn rayon_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    rayon::current_num_threads()
 }
