@@ -53,12 +53,9 @@ pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 /// `KILN_CPU_NO_HUGEPAGES=1` skips the advice (where huge-page faults are
 /// slow, e.g. guest memory the hypervisor has not backed yet).
 pub(crate) fn zeroed(len: usize) -> Vec<F> {
-    let v = std::mem::ManuallyDrop::new(vec![0u64; len]);
-    let (ptr, len, cap) = (v.as_ptr() as *mut F, v.len(), v.capacity());
-    // SAFETY: F is repr(transparent) over u64 (same size and alignment,
-    // so the allocation's layout is unchanged) and all-zero bits are F's
-    // zero; `v` is not dropped, so the allocation has one owner.
-    let out = unsafe { Vec::from_raw_parts(ptr, len, cap) };
+    // F is Zeroable (all-zero bits are F's zero), so bytemuck can take the
+    // allocator's zeroed path.
+    let out: Vec<F> = bytemuck::zeroed_vec(len);
     #[cfg(target_os = "linux")]
     if len * std::mem::size_of::<F>() >= 1 << 22 && huge_pages() {
         const PAGE: usize = 4096;
