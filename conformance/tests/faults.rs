@@ -199,3 +199,20 @@ fn a_disarmed_wrapper_is_transparent() {
     assert!(prove(&b).unwrap() == clean());
     assert!(b.report().is_clean(), "{}", b.report());
 }
+
+/// Concurrent proves through one backend while its device declines: every
+/// proof, recovered or not, is the clean proof, and the recomputes are
+/// counted across all of them.
+#[test]
+fn concurrent_proves_under_sticky_declines_stay_byte_identical() {
+    let want = clean();
+    let b = flaked(OnDecline::Recompute);
+    let _guard = b.device().faults().arm(FaultSite::Launch(Stage::Compose), FaultMode::Sticky);
+    let proofs: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4).map(|_| s.spawn(|| prove(&b).expect("recovered prove"))).collect();
+        handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+    });
+    assert!(proofs.iter().all(|p| *p == want));
+    // Two tables per prove, each recomputed once.
+    assert_eq!(b.report().get(Stage::Compose).recomputed, 8);
+}
