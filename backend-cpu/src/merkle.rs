@@ -44,25 +44,47 @@ impl DeviceTree for CpuTree {
     }
 }
 
+/// A multi-lane implementation of one hash (AVX-512F), for leaves and
+/// inner nodes; `None` where only the scalar `backend_api::hash` applies.
+struct Lanes {
+    lanes: usize,
+    leaves_ok: fn(usize, usize) -> bool,
+    leaves_into: fn(&[F], usize, usize, usize, &mut [Digest]),
+    nodes_into: fn(&[Digest], usize, &mut [Digest]),
+}
+
+fn lanes(hash: HashKind) -> Option<Lanes> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::available() {
+        return Some(match hash {
+            HashKind::Blake3 => Lanes {
+                lanes: crate::blake3x16::LANES,
+                leaves_ok: crate::blake3x16::leaves_ok,
+                leaves_into: crate::blake3x16::leaves_into,
+                nodes_into: crate::blake3x16::nodes_into,
+            },
+            HashKind::Keccak256 => Lanes {
+                lanes: crate::keccakx8::LANES,
+                leaves_ok: crate::keccakx8::leaves_ok,
+                leaves_into: crate::keccakx8::leaves_into,
+                nodes_into: crate::keccakx8::nodes_into,
+            },
+        });
+    }
+    let _ = hash;
+    None
+}
+
 /// Commits `m` (validated: non-empty, power-of-two height).
 pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
     let (h, w) = (m.height, m.width);
     let data = m.data();
     let mut leaves = vec![[0u8; 32]; h];
-    #[cfg(target_arch = "x86_64")]
-    if hash == HashKind::Blake3 && crate::blake3x16::leaves_ok(w, h) {
+    if let Some(l) = lanes(hash).filter(|l| (l.leaves_ok)(w, h)) {
         leaves
             .par_chunks_mut(SIMD_ROWS)
             .enumerate()
-            .for_each(|(ci, out)| crate::blake3x16::leaves_into(data, h, w, ci * SIMD_ROWS, out));
-        return CpuTree { hash, layers: build_layers(leaves, hash) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if hash == HashKind::Keccak256 && crate::keccakx8::leaves_ok(w, h) {
-        leaves
-            .par_chunks_mut(SIMD_ROWS)
-            .enumerate()
-            .for_each(|(ci, out)| crate::keccakx8::leaves_into(data, h, w, ci * SIMD_ROWS, out));
+            .for_each(|(ci, out)| (l.leaves_into)(data, h, w, ci * SIMD_ROWS, out));
         return CpuTree { hash, layers: build_layers(leaves, hash) };
     }
     leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
@@ -85,25 +107,13 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
 
 /// The leaf layer and every layer above it, up to the root.
 fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Vec<Vec<Digest>> {
+    let lanes = lanes(hash);
     let mut layers = vec![leaves];
     while let Some(prev) = layers.last().filter(|l| l.len() > 1) {
-        #[cfg(target_arch = "x86_64")]
-        if hash == HashKind::Blake3 && prev.len() >= 2 * crate::blake3x16::LANES && crate::simd::available() {
+        if let Some(l) = lanes.as_ref().filter(|l| prev.len() >= 2 * l.lanes) {
             // prev.len() is a power of two, so every chunk is whole lanes.
             let mut next = vec![[0u8; 32]; prev.len() / 2];
-            next.par_chunks_mut(SIMD_ROWS)
-                .enumerate()
-                .for_each(|(ci, out)| crate::blake3x16::nodes_into(prev, ci * SIMD_ROWS, out));
-            layers.push(next);
-            continue;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if hash == HashKind::Keccak256 && prev.len() >= 2 * crate::keccakx8::LANES && crate::simd::available() {
-            // prev.len() is a power of two, so every chunk is whole lanes.
-            let mut next = vec![[0u8; 32]; prev.len() / 2];
-            next.par_chunks_mut(SIMD_ROWS)
-                .enumerate()
-                .for_each(|(ci, out)| crate::keccakx8::nodes_into(prev, ci * SIMD_ROWS, out));
+            next.par_chunks_mut(SIMD_ROWS).enumerate().for_each(|(ci, out)| (l.nodes_into)(prev, ci * SIMD_ROWS, out));
             layers.push(next);
             continue;
         }
