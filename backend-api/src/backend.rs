@@ -14,6 +14,7 @@ use crate::ext::Ext;
 use crate::field::F;
 use crate::hash::{Digest, HashKind};
 use crate::ir::ConstraintSystem;
+use crate::logup::LogUp;
 use crate::matrix::ColMatrix;
 use serde::{Deserialize, Serialize};
 
@@ -220,7 +221,36 @@ pub trait FriOps: BackendBase {
     fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64>;
 }
 
-/// Everything the prover needs from a backend.
-pub trait Backend: NttOps + MerkleOps + ComposeOps + DeepOps + FriOps {}
+/// The inputs of a LogUp auxiliary-trace build for one table.
+pub struct LogUpInputs<'a, M> {
+    pub logup: &'a LogUp,
+    /// Main trace on the trace domain (n rows).
+    pub main: &'a M,
+    /// Fixed columns on the trace domain; `None` when the table has none.
+    pub fixed: Option<&'a M>,
+    pub z: Ext,
+    pub alpha: Ext,
+}
 
-impl<T: NttOps + MerkleOps + ComposeOps + DeepOps + FriOps> Backend for T {}
+impl<'a, M> LogUpInputs<'a, M> {
+    /// The same inputs over other matrices (see [`ComposeInputs::map`]).
+    pub fn map<'b, N>(&self, f: impl Fn(&'a M) -> &'b N) -> LogUpInputs<'b, N>
+    where
+        'a: 'b,
+    {
+        LogUpInputs { logup: self.logup, main: f(self.main), fixed: self.fixed.map(&f), z: self.z, alpha: self.alpha }
+    }
+}
+
+/// LogUp auxiliary traces, built where the main trace lives.
+pub trait LogUpOps: BackendBase {
+    /// The auxiliary trace [`LogUp`] defines over `main` and `fixed`,
+    /// flattened (3 base columns per extension column, n rows), and its
+    /// final sum.
+    fn logup_aux(&self, ctx: &Ctx, inputs: &LogUpInputs<Self::Matrix>) -> Result<(Self::Matrix, Ext)>;
+}
+
+/// Everything the prover needs from a backend.
+pub trait Backend: NttOps + MerkleOps + ComposeOps + DeepOps + FriOps + LogUpOps {}
+
+impl<T: NttOps + MerkleOps + ComposeOps + DeepOps + FriOps + LogUpOps> Backend for T {}

@@ -15,6 +15,7 @@ pub enum Stage {
     CosetLde,
     MerkleCommit,
     MerkleOpen,
+    LogUp,
     Compose,
     QuotientSplit,
     OutOfDomain,
@@ -24,7 +25,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 14] = [
         Stage::Upload,
         Stage::Download,
         Stage::Ntt,
@@ -32,6 +33,7 @@ impl Stage {
         Stage::CosetLde,
         Stage::MerkleCommit,
         Stage::MerkleOpen,
+        Stage::LogUp,
         Stage::Compose,
         Stage::QuotientSplit,
         Stage::OutOfDomain,
@@ -49,6 +51,7 @@ impl Stage {
             Stage::CosetLde => "coset-lde",
             Stage::MerkleCommit => "merkle-commit",
             Stage::MerkleOpen => "merkle-open",
+            Stage::LogUp => "logup-aux",
             Stage::Compose => "compose",
             Stage::QuotientSplit => "quotient-split",
             Stage::OutOfDomain => "out-of-domain",

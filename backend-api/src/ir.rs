@@ -228,6 +228,8 @@ pub enum IrError {
     Empty,
     #[error("node {node} reads an operand that does not come before it")]
     NotTopological { node: usize },
+    #[error("malformed LogUp interactions: {0}")]
+    Interaction(String),
 }
 
 /// Collects an AIR's constraints and flattens them.

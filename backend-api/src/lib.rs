@@ -14,13 +14,14 @@ pub mod fault;
 pub mod field;
 pub mod hash;
 pub mod ir;
+pub mod logup;
 pub mod matrix;
 pub mod memory;
 pub mod validate;
 
 pub use backend::{
     Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree,
-    FriOps, MerkleOps, NttOps, RowOpening,
+    FriOps, LogUpInputs, LogUpOps, MerkleOps, NttOps, RowOpening,
 };
 pub use domain::Coset;
 pub use error::{BackendError, Result, Stage};
@@ -28,4 +29,5 @@ pub use ext::Ext;
 pub use field::{batch_inverse, Field, F, GENERATOR};
 pub use hash::{Digest, HashKind};
 pub use ir::{ConstraintBuilder, ConstraintDomain, ConstraintSystem, Expr, Layout, Leaf, Node};
+pub use logup::{Interaction, LogUp};
 pub use matrix::ColMatrix;

@@ -55,6 +55,8 @@ pub fn stage_bytes(stage: Stage, d: &TableDims) -> u64 {
         Stage::CosetLde => matrix_bytes(n, widest) + 2 * matrix_bytes(big, widest),
         Stage::MerkleCommit => matrix_bytes(big, widest) + tree_bytes(big),
         Stage::MerkleOpen => matrix_bytes(big, widest) + tree_bytes(big),
+        // Fixed and main traces in, the aux trace out, scan partials.
+        Stage::LogUp => matrix_bytes(n, d.fixed_width + d.main_width + 3 * d.aux_width) + matrix_bytes(n / 512 + 1, 6),
         // Every LDE read at once, the quotient out, and denominators.
         Stage::Compose => matrix_bytes(big, d.fixed_width + d.main_width + 3 * d.aux_width) + matrix_bytes(big, 3) * 2,
         Stage::QuotientSplit => matrix_bytes(big, 3) * 2 + matrix_bytes(big, 3 * d.parts),

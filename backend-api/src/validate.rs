@@ -1,7 +1,7 @@
 //! Shape checks shared by every backend, so the same invalid call gives
 //! the same typed error whichever backend receives it.
 
-use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree};
+use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree, LogUpInputs};
 use crate::domain::Coset;
 use crate::error::{BackendError, Result, Stage};
 use crate::field::{F, TWO_ADICITY};
@@ -84,6 +84,27 @@ pub fn open<M: DeviceMatrix, T: DeviceTree>(m: &M, tree: &T, rows: &[usize]) -> 
         return Err(err(stage, format!("row {r} is out of range for {} rows", m.height())));
     }
     Ok(())
+}
+
+/// A LogUp build: well-formed interactions over a trace (and fixed
+/// columns) of the widths they were compiled for, one power-of-two height.
+pub fn logup_aux<M: DeviceMatrix>(i: &LogUpInputs<M>) -> Result<()> {
+    let stage = Stage::LogUp;
+    i.logup.check().map_err(|e| err(stage, format!("malformed interactions: {e}")))?;
+    let l = &i.logup.eval.layout;
+    let n = i.main.height();
+    two_adic_height(stage, n)?;
+    if i.main.width() != l.main_width {
+        return Err(err(
+            stage,
+            format!("main trace has {} columns, the interactions {}", i.main.width(), l.main_width),
+        ));
+    }
+    match (i.fixed, l.fixed_width) {
+        (None, 0) => Ok(()),
+        (Some(f), w) if f.height() == n && f.width() == w && w > 0 => Ok(()),
+        (f, w) => Err(err(stage, format!("fixed trace is {:?}, expected {n}x{w}", f.map(|f| (f.height(), f.width()))))),
+    }
 }
 
 pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {

@@ -7,7 +7,8 @@
 
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
-    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result,
+    RowOpening, Stage, F,
 };
 
 /// The same value on both backends.
@@ -214,6 +215,21 @@ impl<A: Backend, B: Backend> ComposeOps for CrossCheck<A, B> {
         let l = self.left.split_quotient(ctx, &q.left, domain, log_trace_height, parts);
         let r = self.right.split_quotient(ctx, &q.right, domain, log_trace_height, parts);
         self.matrix(Stage::QuotientSplit, ctx, l, r)
+    }
+}
+
+impl<A: Backend, B: Backend> LogUpOps for CrossCheck<A, B> {
+    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<Self::Matrix>) -> Result<(Self::Matrix, Ext)> {
+        let l = self.left.logup_aux(ctx, &i.map(|m| &m.left));
+        let r = self.right.logup_aux(ctx, &i.map(|m| &m.right));
+        let ((lm, ls), (rm, rs)) = both(Stage::LogUp, ctx, l, r)?;
+        let m = self.matrix(Stage::LogUp, ctx, Ok(lm), Ok(rm))?;
+        if ls != rs {
+            // The sum is the running-sum column's last row.
+            let (col, row) = (3 * i.logup.interactions(), m.left.height() - 1);
+            return Err(mismatch(Stage::LogUp, ctx, col, row, format!("{ls:?}"), format!("{rs:?}")));
+        }
+        Ok((m, ls))
     }
 }
 

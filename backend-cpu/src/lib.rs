@@ -25,6 +25,7 @@ mod deep;
 mod fri;
 #[cfg(target_arch = "x86_64")]
 mod keccakx8;
+mod logup;
 mod merkle;
 mod ntt;
 pub mod resilient;
@@ -32,7 +33,8 @@ mod simd;
 
 use backend_api::{
     validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
-    DeviceMatrix, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    DeviceMatrix, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage,
+    F,
 };
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -224,6 +226,13 @@ impl MerkleOps for CpuBackend {
     fn open(&self, _ctx: &Ctx, m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
         validate::open(m, tree, rows)?;
         Ok(merkle::open(m, tree, rows))
+    }
+}
+
+impl LogUpOps for CpuBackend {
+    fn logup_aux(&self, _ctx: &Ctx, inputs: &LogUpInputs<CpuMatrix>) -> Result<(CpuMatrix, Ext)> {
+        validate::logup_aux(inputs)?;
+        Ok(logup::logup_aux(inputs))
     }
 }
 

@@ -15,8 +15,8 @@
 use crate::{CpuBackend, CpuMatrix, CpuTree};
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, ConstraintSystem, Coset, Ctx,
-    DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps,
-    Result, RowOpening, Stage, F,
+    DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, LogUp, LogUpInputs,
+    LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,6 +133,7 @@ enum Recipe<M> {
     Ntt(RMatrix<M>),
     Intt(RMatrix<M>),
     Lde(RMatrix<M>, u32, F),
+    LogUp(Box<LogUpRecipe<M>>),
     Compose(Box<ComposeRecipe<M>>),
     Split(RMatrix<M>, Coset, u32, usize),
     Deep(Coset, Vec<DeepRecipePoint<M>>),
@@ -141,6 +142,14 @@ enum Recipe<M> {
 
 /// A DEEP point: z and, per matrix, its coefficients and claimed values.
 type DeepRecipePoint<M> = (Ext, Vec<(RMatrix<M>, Vec<Ext>, Vec<Ext>)>);
+
+struct LogUpRecipe<M> {
+    logup: LogUp,
+    main: RMatrix<M>,
+    fixed: Option<RMatrix<M>>,
+    z: Ext,
+    alpha: Ext,
+}
 
 struct ComposeRecipe<M> {
     constraints: ConstraintSystem,
@@ -307,6 +316,13 @@ impl<B: Backend> Resilient<B> {
             Recipe::Ntt(m) => cpu.ntt(ctx, &self.host(ctx, m)?),
             Recipe::Intt(m) => cpu.intt(ctx, &self.host(ctx, m)?),
             Recipe::Lde(m, lb, s) => cpu.coset_lde(ctx, &self.host(ctx, m)?, *lb, *s),
+            Recipe::LogUp(l) => {
+                let main = self.host(ctx, &l.main)?;
+                let fixed = l.fixed.as_ref().map(|f| self.host(ctx, f)).transpose()?;
+                let inputs =
+                    LogUpInputs { logup: &l.logup, main: &main, fixed: fixed.as_ref(), z: l.z, alpha: l.alpha };
+                cpu.logup_aux(ctx, &inputs).map(|(m, _)| m)
+            }
             Recipe::Compose(c) => {
                 let fixed = c.fixed.as_ref().map(|m| self.host(ctx, m)).transpose()?;
                 let main = self.host(ctx, &c.main)?;
@@ -511,6 +527,40 @@ impl<B: Backend> MerkleOps for Resilient<B> {
             }
         };
         self.reference.open(ctx, &host, cpu_tree, rows)
+    }
+}
+
+impl<B: Backend> LogUpOps for Resilient<B> {
+    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<Self::Matrix>) -> Result<(Self::Matrix, Ext)> {
+        backend_api::validate::logup_aux(i)?;
+        let mut ins = vec![i.main];
+        ins.extend(i.fixed);
+        let recipe = Recipe::LogUp(Box::new(LogUpRecipe {
+            logup: i.logup.clone(),
+            main: i.main.clone(),
+            fixed: i.fixed.cloned(),
+            z: i.z,
+            alpha: i.alpha,
+        }));
+        let mut device_sum = None;
+        let m = self.matrix_stage(
+            Stage::LogUp,
+            ctx,
+            all_dev(&ins),
+            || {
+                let (m, sum) = self.device.logup_aux(ctx, &i.map(|m| m.dev().expect("on device")))?;
+                device_sum = Some(sum);
+                Ok(m)
+            },
+            recipe,
+            (i.main.height(), 3 * i.logup.aux_width()),
+        )?;
+        let sum = match (m.on_device(), device_sum) {
+            (true, Some(sum)) => sum,
+            // Recomputed: the sum is the running-sum column's last row.
+            _ => self.host(ctx, &m)?.get_ext(m.height() - 1, i.logup.interactions()),
+        };
+        Ok((m, sum))
     }
 }
 

@@ -8,6 +8,7 @@
 //! price is one NVRTC compilation per AIR (cached across runs).
 
 use backend_api::ir::{ConstraintDomain, ConstraintSystem, Leaf, Node};
+use backend_api::LogUp;
 use std::fmt::Write;
 
 pub(crate) const KERNEL: &str = "kiln_compose";
@@ -34,6 +35,25 @@ pub(crate) fn const_layout(cs: &ConstraintSystem) -> ConstLayout {
 /// The kernel source (field header included).
 pub(crate) fn generate(cs: &ConstraintSystem) -> String {
     let cl = const_layout(cs);
+    let mut s = String::from(kernels_cuda::FIELD_H);
+    s.push_str(
+        "\nextern \"C\" __global__ void kiln_compose(const u64* __restrict__ mainm, const u64* __restrict__ auxm,\n\
+         const u64* __restrict__ fixm, const u64* __restrict__ cst, const u64* __restrict__ zinv_all,\n\
+         const u64* __restrict__ tw, u64* out, u64 log_big, u64 log_blowup, u64 shift, u64 tw_log, u64 g_inv) {\n\
+         const u64 N = 1ull << log_big;\n const u64 mask = N - 1;\n\
+         const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
+         const u64 B = 1ull << log_blowup;\n",
+    );
+    emit_nodes(&mut s, cs, &cl);
+    emit_quotient(&mut s, cs, &cl);
+    s
+}
+
+/// Every node some constraint depends on, as a register value `v{node}`
+/// (base-field nodes with base arithmetic). Trace leaves read row
+/// `(i + offset * B) & mask` of `mainm`, `fixm` or `auxm` (columns of `N`);
+/// challenges, auxiliary values and publics come from `cst`.
+fn emit_nodes(s: &mut String, cs: &ConstraintSystem, cl: &ConstLayout) {
     let is_base = cs.node_is_base();
     // Only nodes some constraint depends on.
     let mut live = vec![false; cs.nodes.len()];
@@ -53,15 +73,6 @@ pub(crate) fn generate(cs: &ConstraintSystem) -> String {
             Node::Leaf(_) => {}
         }
     }
-    let mut s = String::from(kernels_cuda::FIELD_H);
-    s.push_str(
-        "\nextern \"C\" __global__ void kiln_compose(const u64* __restrict__ mainm, const u64* __restrict__ auxm,\n\
-         const u64* __restrict__ fixm, const u64* __restrict__ cst, const u64* __restrict__ zinv_all,\n\
-         const u64* __restrict__ tw, u64* out, u64 log_big, u64 log_blowup, u64 shift, u64 tw_log, u64 g_inv) {\n\
-         const u64 N = 1ull << log_big;\n const u64 mask = N - 1;\n\
-         const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
-         const u64 B = 1ull << log_blowup;\n",
-    );
     for (idx, node) in cs.nodes.iter().enumerate() {
         if !live[idx] {
             continue;
@@ -94,6 +105,11 @@ pub(crate) fn generate(cs: &ConstraintSystem) -> String {
         };
         let _ = writeln!(s, " const {ty} v{idx} = {expr};");
     }
+}
+
+/// Sums the constraints, weighted by alpha^k, per domain, divides by each
+/// domain's vanishing polynomial at x and stores the quotient at row i.
+fn emit_quotient(s: &mut String, cs: &ConstraintSystem, cl: &ConstLayout) {
     let groups = [
         (ConstraintDomain::AllRows, "g_all"),
         (ConstraintDomain::Transition, "g_tr"),
@@ -147,5 +163,49 @@ pub(crate) fn generate(cs: &ConstraintSystem) -> String {
         s.push_str(" q = e_add(q, e_mul_base(g_last, f_inv(f_sub(x, g_inv))));\n");
     }
     s.push_str(" e_store(out, N, i, q);\n}\n");
+}
+
+pub(crate) const LOGUP_KERNEL: &str = "kiln_logup";
+
+/// Offsets (u64) in the LogUp constant buffer: `z - tag_i` per
+/// interaction, then alpha^1..alpha^max_arity, three words each.
+pub(crate) fn logup_alpha_offset(logup: &LogUp) -> usize {
+    3 * logup.interactions()
+}
+
+/// The LogUp kernel of one table's interactions: per trace row i, every
+/// inverse column `h_j = 1 / (z - tag_j - sum_k alpha^(k+1) v_jk)` and the
+/// row's term `sum_j m_j h_j` in the sum column, which the scan kernels
+/// then turn into the running sum.
+pub(crate) fn generate_logup(logup: &LogUp) -> String {
+    let cs = &logup.eval;
+    let cl = const_layout(cs);
+    let mut s = String::from(kernels_cuda::FIELD_H);
+    s.push_str(
+        "\nextern \"C\" __global__ void kiln_logup(const u64* __restrict__ mainm, const u64* __restrict__ fixm,\n\
+         const u64* __restrict__ cst, u64* out, u64 log_n) {\n\
+         const u64 N = 1ull << log_n;\n const u64 mask = N - 1;\n\
+         const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
+         const u64 B = 1ull;\n",
+    );
+    emit_nodes(&mut s, cs, &cl);
+    let alphas = logup_alpha_offset(logup);
+    s.push_str(" ext3 term = e_zero();\n");
+    for j in 0..logup.interactions() {
+        let first = logup.first_expr(j);
+        let _ = writeln!(s, " {{\n  ext3 d = e_make(cst[{}], cst[{}], cst[{}]);", 3 * j, 3 * j + 1, 3 * j + 2);
+        for k in 0..logup.arities[j] {
+            let o = alphas + 3 * k;
+            let v = cs.constraints[first + k].node;
+            let _ = writeln!(s, "  d = e_sub(d, e_mul_base(e_make(cst[{o}], cst[{}], cst[{}]), v{v}));", o + 1, o + 2);
+        }
+        let m = cs.constraints[first + logup.arities[j]].node;
+        let _ = writeln!(
+            s,
+            "  const ext3 h = e_inv(d);\n  e_store(out + {}ull * N, N, i, h);\n  term = e_add(term, e_mul_base(h, v{m}));\n }}",
+            3 * j
+        );
+    }
+    let _ = writeln!(s, " e_store(out + {}ull * N, N, i, term);\n}}", 3 * logup.interactions());
     s
 }

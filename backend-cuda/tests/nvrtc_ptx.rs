@@ -1,10 +1,10 @@
-//! Compiles every kernel (and a generated composition kernel) to PTX with
+//! Compiles every kernel (and generated composition and LogUp kernels) to PTX with
 //! NVRTC for sm_80, sm_90 and sm_120. Needs no GPU, only libnvrtc (CI
 //! installs PyPI's `nvidia-cuda-nvrtc` and points LD_LIBRARY_PATH at it).
 //! Skips with a message when NVRTC is absent; fails on any error or
 //! warning.
 
-use backend_api::{ConstraintBuilder, Expr, Layout};
+use backend_api::{ConstraintBuilder, Expr, Interaction, Layout, LogUp};
 use backend_cuda::nvrtc::{self, Target};
 
 const ARCHS: [(u32, u32); 3] = [(8, 0), (9, 0), (12, 0)];
@@ -21,6 +21,15 @@ fn sample_constraints() -> backend_api::ConstraintSystem {
     b.build().expect("valid constraints")
 }
 
+fn sample_logup() -> LogUp {
+    let layout = Layout { fixed_width: 1, main_width: 3, num_challenges: 2, ..Layout::default() };
+    let its = vec![
+        Interaction { tag: 1, values: vec![Expr::main(0, 0), Expr::fixed(0, 1)], mult: -Expr::main(1, 0) },
+        Interaction { tag: 2, values: vec![], mult: Expr::main(2, 1) * Expr::main(0, 0) },
+    ];
+    LogUp::new(layout, its, 0, 1).expect("valid interactions")
+}
+
 #[test]
 fn every_kernel_compiles_to_ptx_without_warnings() {
     if !nvrtc::nvrtc_present() {
@@ -32,6 +41,7 @@ fn every_kernel_compiles_to_ptx_without_warnings() {
     let mut sources: Vec<(String, String)> =
         kernels_cuda::MODULES.iter().map(|m| (m.name.to_string(), m.source())).collect();
     sources.push(("compose".into(), backend_cuda::compose_source(&sample_constraints())));
+    sources.push(("logup-generated".into(), backend_cuda::logup_source(&sample_logup())));
     let mut failures = Vec::new();
     for (ma, mi) in ARCHS {
         for (name, src) in &sources {

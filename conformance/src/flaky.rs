@@ -11,7 +11,7 @@
 //! | `upload` | `TransferToDevice` | upload |
 //! | `download` | `TransferToHost` | download |
 //! | `reshape` | none (a view, no device work) | - |
-//! | `ntt`, `intt`, `coset_lde`, `commit`, `compose`, `split_quotient`, `deep_quotient`, `fri_fold` | `Admission`, `Alloc(stage)`, `Launch(stage)` | the operation's |
+//! | `ntt`, `intt`, `coset_lde`, `commit`, `logup_aux`, `compose`, `split_quotient`, `deep_quotient`, `fri_fold` | `Admission`, `Alloc(stage)`, `Launch(stage)` | the operation's |
 //! | `open`, `evaluate_at`, `grind` | `Admission`, `Alloc(stage)`, `Launch(stage)`, then `TransferToHost` for the result | the operation's |
 //!
 //! Admission is consulted by every compute operation (a memory gate admits
@@ -23,7 +23,8 @@ use backend_api::fault::{FaultGuard, FaultInjector, FaultMode, FaultSite};
 use backend_api::memory::{matrix_bytes, tree_bytes};
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
-    DeviceMatrix, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    DeviceMatrix, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage,
+    F,
 };
 
 /// A backend that declines at armed sites and otherwise forwards to `B`.
@@ -144,6 +145,15 @@ impl<B: Backend> MerkleOps for Flaky<B> {
         let out = self.inner.open(ctx, m, tree, rows)?;
         self.to_host(Stage::MerkleOpen, ctx, (rows.len() * (m.width() * 8 + 32 * 32)) as u64)?;
         Ok(out)
+    }
+}
+
+impl<B: Backend> LogUpOps for Flaky<B> {
+    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<B::Matrix>) -> Result<(B::Matrix, Ext)> {
+        let n = i.main.height() as u64;
+        let out = matrix_bytes(n, 3 * i.logup.aux_width() as u64);
+        self.compute(Stage::LogUp, ctx, bytes(i.main) + i.fixed.map_or(0, bytes) + out)?;
+        self.inner.logup_aux(ctx, i)
     }
 }
 

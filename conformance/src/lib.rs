@@ -124,6 +124,9 @@ pub enum Group {
     Lde,
     /// commit and open with both hashes (plain and reshaped leaves).
     Merkle,
+    /// logup_aux over the example and VM tables' interactions, one mixed
+    /// set, and vanishing denominators.
+    LogUp,
     /// compose over the example AIRs' constraints and one with fixed and
     /// auxiliary columns.
     Compose,
@@ -146,11 +149,12 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 13] = [
+    pub const ALL: [Group; 14] = [
         Group::Transfers,
         Group::Ntt,
         Group::Lde,
         Group::Merkle,
+        Group::LogUp,
         Group::Compose,
         Group::Quotient,
         Group::Deep,
@@ -173,6 +177,7 @@ pub fn run_group<B: Backend>(backend: &B, config: &SuiteConfig, group: Group) ->
         Group::Ntt => c.ntt(),
         Group::Lde => c.lde(),
         Group::Merkle => c.merkle(),
+        Group::LogUp => c.logup(),
         Group::Compose => c.compose(),
         Group::Quotient => c.quotient(),
         Group::Deep => c.deep(),
@@ -266,6 +271,10 @@ macro_rules! __suite_tests {
             #[test]
             fn merkle() {
                 run($crate::Group::Merkle)
+            }
+            #[test]
+            fn logup() {
+                run($crate::Group::LogUp)
             }
             #[test]
             fn compose() {

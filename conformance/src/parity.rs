@@ -80,9 +80,45 @@ pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
     transforms(c);
     merkle(c);
     compose(c);
+    logup(c);
     quotient_and_deep(c);
     fri_and_grind(c);
     proves(c);
+}
+
+fn logup<B: Backend>(c: &mut Checker<B>) {
+    use backend_api::{LogUpInputs, LogUpOps};
+    let specs = crate::ops::logups();
+    let mixed = &specs.iter().find(|(n, _)| n == "mixed").expect("the mixed interactions").1;
+    let (fw, mw) = (mixed.eval.layout.fixed_width, mixed.eval.layout.main_width);
+    // (case, rows, main width, fixed (rows, width)).
+    type Shape = (&'static str, usize, usize, Option<(usize, usize)>);
+    let shapes: [Shape; 5] = [
+        ("logup: height not a power of two", 6, mw, Some((6, fw))),
+        ("logup: main width 3 for 4", 8, mw - 1, Some((8, fw))),
+        ("logup: fixed columns missing", 8, mw, None),
+        ("logup: fixed width 1 for 2", 8, mw, Some((8, fw - 1))),
+        ("logup: fixed height 4 for 8", 8, mw, Some((4, fw))),
+    ];
+    for (op, n, w, fixed) in shapes {
+        parity!(c, op, n.to_string(), w.to_string(), |x, r| {
+            let main = x.upload(&CTX, &rand_matrix(r, w, n))?;
+            let fixed = match fixed {
+                Some((h, fw)) => Some(x.upload(&CTX, &rand_matrix(r, fw, h))?),
+                None => None,
+            };
+            let (z, alpha) = (rand_ext(r), rand_ext(r));
+            x.logup_aux(&CTX, &LogUpInputs { logup: mixed, main: &main, fixed: fixed.as_ref(), z, alpha })?;
+        });
+    }
+    let mut broken = mixed.clone();
+    broken.arities[0] += 1;
+    parity!(c, "logup: arities that do not match the expressions", "8", mw.to_string(), |x, r| {
+        let main = x.upload(&CTX, &rand_matrix(r, mw, 8))?;
+        let fixed = x.upload(&CTX, &rand_matrix(r, fw, 8))?;
+        let (z, alpha) = (rand_ext(r), rand_ext(r));
+        x.logup_aux(&CTX, &LogUpInputs { logup: &broken, main: &main, fixed: Some(&fixed), z, alpha })?;
+    });
 }
 
 fn transforms<B: Backend>(c: &mut Checker<B>) {
@@ -157,7 +193,7 @@ fn compose<B: Backend>(c: &mut Checker<B>) {
         aux_width: Some(9),
         log_n: 3,
         log_lde: 4,
-        challenges: 1,
+        challenges: 2,
         publics: 0,
         aux_values: 1,
     };
@@ -168,7 +204,7 @@ fn compose<B: Backend>(c: &mut Checker<B>) {
         ("compose: 2 public inputs for 3", &fib, ComposeCase { publics: 2, ..good_fib }),
         ("compose: auxiliary trace missing", &perm, ComposeCase { aux_width: None, ..good_perm }),
         ("compose: auxiliary width 6 for 9", &perm, ComposeCase { aux_width: Some(6), ..good_perm }),
-        ("compose: 2 challenges for 1", &perm, ComposeCase { challenges: 2, ..good_perm }),
+        ("compose: 3 challenges for 2", &perm, ComposeCase { challenges: 3, ..good_perm }),
         ("compose: no auxiliary values", &perm, ComposeCase { aux_values: 0, ..good_perm }),
     ];
     for (op, air, k) in cases {

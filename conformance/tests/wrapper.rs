@@ -5,7 +5,7 @@
 
 use backend_api::{
     validate, BackendBase, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix,
-    DeviceTree, Digest, Ext, FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    DeviceTree, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
@@ -88,6 +88,13 @@ impl MerkleOps for Forwarding {
     fn open(&self, ctx: &Ctx, m: &FwdMatrix, tree: &FwdTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
         validate::open(m, tree, rows)?;
         self.cpu.open(ctx, &m.0, &tree.0, rows)
+    }
+}
+
+impl LogUpOps for Forwarding {
+    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<FwdMatrix>) -> Result<(FwdMatrix, Ext)> {
+        validate::logup_aux(i)?;
+        self.cpu.logup_aux(ctx, &i.map(|m| &m.0)).map(|(m, sum)| (FwdMatrix(m), sum))
     }
 }
 

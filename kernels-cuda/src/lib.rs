@@ -76,8 +76,21 @@ pub const FRI: Module = Module {
     kernels: &["fri_fold", "lincomb", "deep_accum", "bary_weights", "bary_partial"],
 };
 
-/// Every fixed module (the generated composition kernels come on top).
-pub const MODULES: &[Module] = &[NTT, MERKLE, GRIND, FRI];
+pub const LOGUP: Module = Module {
+    name: "logup",
+    headers: &[FIELD_H],
+    body: include_str!("cuda/logup.cu"),
+    kernels: &["ext_scan_blocks", "ext_add_block_offsets"],
+};
+
+/// Rows one `ext_scan_blocks` block scans.
+pub const SCAN_ROWS_PER_BLOCK: usize = 256 * 8;
+/// Threads of an `ext_scan_blocks` block.
+pub const SCAN_THREADS: u32 = 256;
+
+/// Every fixed module (the generated composition and LogUp kernels come on
+/// top).
+pub const MODULES: &[Module] = &[NTT, MERKLE, GRIND, FRI, LOGUP];
 
 #[cfg(test)]
 mod tests {

@@ -2,12 +2,14 @@
 //! constraint a trace violates, by table, constraint and row, without
 //! proving.
 
-use crate::air::Machine;
-use backend_api::{ColMatrix, ConstraintDomain, Ext, Leaf, F};
+use crate::air::{check_aux_layout, host_aux, Machine};
+use backend_api::{Backend, ColMatrix, ConstraintDomain, Ext, Leaf, F};
 
 /// Checks every constraint of every table on every row it applies to, with
 /// challenges derived from `seed`, and the machine's cross-table checks.
-pub fn check_constraints<M: Machine + ?Sized>(
+/// Auxiliary traces are built on `backend` (the CPU one will do).
+pub fn check_constraints<B: Backend, M: Machine + ?Sized>(
+    backend: &B,
     machine: &M,
     traces: &[ColMatrix],
     publics: &[F],
@@ -28,10 +30,9 @@ pub fn check_constraints<M: Machine + ?Sized>(
     for (air, trace) in tables.iter().zip(traces) {
         let cs = air.constraints();
         let n = trace.height();
-        let aux = air.build_aux(trace, publics, &challenges);
-        if aux.columns.len() != cs.layout.aux_width || aux.values.len() != cs.layout.num_aux_values {
-            return Err(format!("table {}: auxiliary trace does not match the layout", air.name()));
-        }
+        check_aux_layout(*air, challenges.len()).map_err(|e| format!("table {}: {e}", air.name()))?;
+        let (aux, aux_values) =
+            host_aux(backend, *air, trace, &challenges).map_err(|e| format!("table {}: {e}", air.name()))?;
         let fixed = air.fixed_trace();
         for row in 0..n {
             let leaf = |l: &Leaf| -> Ext {
@@ -41,10 +42,10 @@ pub fn check_constraints<M: Machine + ?Sized>(
                     Leaf::Fixed { col, offset } => {
                         Ext::from_base(fixed.map_or(F::ZERO, |f| f.get((row + offset as usize) % n, col as usize)))
                     }
-                    Leaf::Aux { col, offset } => aux.columns[col as usize][(row + offset as usize) % n],
+                    Leaf::Aux { col, offset } => aux.get_ext((row + offset as usize) % n, col as usize),
                     Leaf::Challenge(i) => challenges[i as usize],
                     Leaf::Public(i) => Ext::from_base(publics.get(i as usize).copied().unwrap_or(F::ZERO)),
-                    Leaf::AuxValue(i) => aux.values[i as usize],
+                    Leaf::AuxValue(i) => aux_values[i as usize],
                 }
             };
             let values = cs.eval(leaf);
@@ -60,7 +61,7 @@ pub fn check_constraints<M: Machine + ?Sized>(
                 }
             }
         }
-        all_values.push(aux.values);
+        all_values.push(aux_values);
     }
     machine.check_aux_values(publics, &challenges, &all_values)
 }

@@ -3,8 +3,9 @@
 //! challenges, several tables joined by a bus), used by tests, benchmarks
 //! and the conformance suite.
 
-use crate::air::{Air, AuxTrace, Machine};
-use backend_api::{batch_inverse, ColMatrix, ConstraintBuilder, ConstraintSystem, Expr, Ext, Layout, F};
+use crate::air::{Air, Machine};
+use backend_api::logup::{constrain, Interaction, LogUp};
+use backend_api::{ColMatrix, ConstraintBuilder, ConstraintSystem, Expr, Ext, Layout, F};
 
 /// A deterministic stream of non-zero-ish field elements for traces.
 pub struct Lcg(pub u64);
@@ -105,26 +106,40 @@ impl Air for Cubic {
     }
 }
 
-/// Column b is a permutation of column a, shown with a LogUp running sum
-/// over the challenge z: sum 1/(z - a_i) - 1/(z - b_i) = 0. Auxiliary
-/// columns: inv_a, inv_b, the running sum; the total is an auxiliary value
-/// the machine requires to be zero.
+/// Column b is a permutation of column a, shown with a LogUp sum over the
+/// challenges z and alpha: sum 1/(z - alpha a_i) - 1/(z - alpha b_i) = 0.
+/// Auxiliary columns: inv_a, inv_b, the running sum; the total is an
+/// auxiliary value the machine requires to be zero.
 pub struct Permutation {
     cs: ConstraintSystem,
+    logup: LogUp,
+}
+
+/// Challenge indices of every example bus.
+const Z: usize = 0;
+const ALPHA: usize = 1;
+
+/// The constraints and the compiled interactions of a table whose only
+/// constraints are its LogUp bus (`at(offset)` reads rows at that offset).
+fn bus_table(main_width: usize, at: &dyn Fn(usize) -> Vec<Interaction>) -> (ConstraintSystem, LogUp) {
+    let layout =
+        Layout { main_width, aux_width: at(0).len() + 1, num_challenges: 2, num_aux_values: 1, ..Layout::default() };
+    let mut b = ConstraintBuilder::new(layout);
+    constrain(&mut b, at, Z, ALPHA);
+    let logup = LogUp::new(layout, at(0), Z, ALPHA).expect("valid interactions");
+    (b.build().expect("valid constraints"), logup)
 }
 
 impl Default for Permutation {
     fn default() -> Self {
-        let layout = Layout { main_width: 2, aux_width: 3, num_challenges: 1, num_aux_values: 1, ..Layout::default() };
-        let mut b = ConstraintBuilder::new(layout);
-        let z = Expr::challenge(0);
-        let (ia, ib, s) = (Expr::aux(0, 0), Expr::aux(1, 0), Expr::aux(2, 0));
-        b.always(&ia * (&z - Expr::main(0, 0)) - 1u64);
-        b.always(&ib * (&z - Expr::main(1, 0)) - 1u64);
-        b.when_first_row(&s - (&ia - &ib));
-        b.when_transition(Expr::aux(2, 1) - (&s + Expr::aux(0, 1) - Expr::aux(1, 1)));
-        b.when_last_row(&s - Expr::aux_value(0));
-        Permutation { cs: b.build().expect("valid constraints") }
+        let at = |off| {
+            vec![
+                Interaction { tag: 0, values: vec![Expr::main(0, off)], mult: Expr::one() },
+                Interaction { tag: 0, values: vec![Expr::main(1, off)], mult: -Expr::one() },
+            ]
+        };
+        let (cs, logup) = bus_table(2, &at);
+        Permutation { cs, logup }
     }
 }
 
@@ -142,10 +157,6 @@ impl Permutation {
     }
 }
 
-fn inverses_of(z: Ext, col: &[F]) -> Vec<Ext> {
-    batch_inverse(&col.iter().map(|&v| z - v).collect::<Vec<_>>())
-}
-
 impl Air for Permutation {
     fn name(&self) -> &str {
         "permutation"
@@ -153,17 +164,8 @@ impl Air for Permutation {
     fn constraints(&self) -> &ConstraintSystem {
         &self.cs
     }
-    fn build_aux(&self, main: &ColMatrix, _publics: &[F], challenges: &[Ext]) -> AuxTrace {
-        let z = challenges[0];
-        let ia = inverses_of(z, main.column(0));
-        let ib = inverses_of(z, main.column(1));
-        let mut s = Vec::with_capacity(ia.len());
-        let mut acc = Ext::ZERO;
-        for (x, y) in ia.iter().zip(&ib) {
-            acc += *x - *y;
-            s.push(acc);
-        }
-        AuxTrace { columns: vec![ia, ib, s], values: vec![acc] }
+    fn logup(&self) -> Option<&LogUp> {
+        Some(&self.logup)
     }
 }
 
@@ -172,7 +174,7 @@ impl Machine for Permutation {
         vec![self]
     }
     fn num_challenges(&self) -> usize {
-        1
+        2
     }
     fn check_aux_values(&self, _publics: &[F], _challenges: &[Ext], aux_values: &[Vec<Ext>]) -> Result<(), String> {
         match aux_values.first().and_then(|v| v.first()) {
@@ -182,28 +184,23 @@ impl Machine for Permutation {
     }
 }
 
-/// One side of a bus: a LogUp sum of m_i / (z - v_i) over its rows, where
-/// column 0 holds v and (for the receiver) column 1 holds m.
+/// One side of a bus: a LogUp sum of m_i / (z - alpha v_i) over its rows,
+/// where column 0 holds v and (for the receiver) column 1 holds m.
 pub struct BusSide {
     name: &'static str,
-    with_multiplicity: bool,
     cs: ConstraintSystem,
+    logup: LogUp,
 }
 
 impl BusSide {
     fn new(name: &'static str, with_multiplicity: bool) -> BusSide {
         let width = if with_multiplicity { 2 } else { 1 };
-        let layout =
-            Layout { main_width: width, aux_width: 2, num_challenges: 1, num_aux_values: 1, ..Layout::default() };
-        let mut b = ConstraintBuilder::new(layout);
-        let z = Expr::challenge(0);
-        let (inv, s) = (Expr::aux(0, 0), Expr::aux(1, 0));
-        let m = |off| if with_multiplicity { Expr::main(1, off) } else { Expr::one() };
-        b.always(&inv * (&z - Expr::main(0, 0)) - 1u64);
-        b.when_first_row(&s - m(0) * &inv);
-        b.when_transition(Expr::aux(1, 1) - (&s + m(1) * Expr::aux(0, 1)));
-        b.when_last_row(&s - Expr::aux_value(0));
-        BusSide { name, with_multiplicity, cs: b.build().expect("valid constraints") }
+        let at = |off| {
+            let mult = if with_multiplicity { Expr::main(1, off) } else { Expr::one() };
+            vec![Interaction { tag: 0, values: vec![Expr::main(0, off)], mult }]
+        };
+        let (cs, logup) = bus_table(width, &at);
+        BusSide { name, cs, logup }
     }
 }
 
@@ -214,16 +211,8 @@ impl Air for BusSide {
     fn constraints(&self) -> &ConstraintSystem {
         &self.cs
     }
-    fn build_aux(&self, main: &ColMatrix, _publics: &[F], challenges: &[Ext]) -> AuxTrace {
-        let inv = inverses_of(challenges[0], main.column(0));
-        let mut s = Vec::with_capacity(inv.len());
-        let mut acc = Ext::ZERO;
-        for (i, x) in inv.iter().enumerate() {
-            let m = if self.with_multiplicity { main.get(i, 1) } else { F::ONE };
-            acc += x.mul_base(m);
-            s.push(acc);
-        }
-        AuxTrace { columns: vec![inv, s], values: vec![acc] }
+    fn logup(&self) -> Option<&LogUp> {
+        Some(&self.logup)
     }
 }
 
@@ -267,7 +256,7 @@ impl Machine for TwoTables {
         vec![&self.sender, &self.receiver]
     }
     fn num_challenges(&self) -> usize {
-        1
+        2
     }
     fn check_aux_values(&self, _publics: &[F], _challenges: &[Ext], aux_values: &[Vec<Ext>]) -> Result<(), String> {
         match (aux_values.first().and_then(|v| v.first()), aux_values.get(1).and_then(|v| v.first())) {

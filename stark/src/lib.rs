@@ -16,7 +16,7 @@ pub mod prover;
 pub mod transcript;
 pub mod verifier;
 
-pub use air::{Air, AuxTrace, Machine, SingleTable};
+pub use air::{check_aux_layout, host_aux, Air, Machine, SingleTable};
 pub use options::{OptionsError, ProofOptions, Security};
 pub use proof::{DecodeError, Proof};
 pub use prover::{prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};

@@ -1,14 +1,14 @@
 //! The prover: every heavy stage runs on the backend `B`; the host keeps
 //! only what the transcript and the proof need.
 
-use crate::air::Machine;
+use crate::air::{self, Machine};
 use crate::options::{OptionsError, ProofOptions};
 use crate::proof::{Proof, QueryProof, TableOod, TableQuery};
 use crate::protocol::{self, FriStep};
 use crate::transcript::Transcript;
 use backend_api::{
     Backend, BackendError, ColMatrix, ComposeInputs, Coset, Ctx, DeepColumns, DeepPoint, DeviceMatrix, DeviceTree, Ext,
-    F,
+    LogUpInputs, F,
 };
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -94,10 +94,10 @@ pub fn prove<B: Backend, M: Machine + ?Sized>(
 }
 
 struct TableState<B: Backend> {
-    main_host: ColMatrix,
-    /// The traces on the trace domain, kept for out-of-domain evaluation,
-    /// which is n/N of the work on the LDE.
+    /// The traces on the trace domain, kept for the LogUp build and
+    /// out-of-domain evaluation, which is n/N of the work on the LDE.
     main_trace: B::Matrix,
+    fixed_trace: Option<B::Matrix>,
     aux_trace: Option<B::Matrix>,
     fixed_lde: Option<B::Matrix>,
     main_lde: B::Matrix,
@@ -144,6 +144,10 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         log_heights.push(t.height().trailing_zeros());
     }
     let num_challenges = machine.num_challenges();
+    for air in &tables {
+        air::check_aux_layout(*air, num_challenges)
+            .map_err(|e| ProveError::Statement(format!("table {}: {e}", air.name())))?;
+    }
     let shapes = protocol::table_shapes(&tables, &log_heights, options, publics.len(), num_challenges)
         .map_err(ProveError::Statement)?;
     let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
@@ -162,17 +166,22 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
                 let tree = backend.commit(&ctx, &lde, options.hash)?;
                 Ok((dev, lde, tree))
             })?;
-        let fixed_lde = match air.fixed_trace() {
-            Some(f) => Some(clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
-                let dev = backend.upload(&ctx, f)?;
-                backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)
-            })?),
-            None => None,
+        drop(trace);
+        let (fixed_trace, fixed_lde) = match air.fixed_trace() {
+            Some(f) => {
+                let (dev, lde) = clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
+                    let dev = backend.upload(&ctx, f)?;
+                    let lde = backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)?;
+                    Ok((dev, lde))
+                })?;
+                (Some(dev), Some(lde))
+            }
+            None => (None, None),
         };
         tr.absorb_digest(b"main-root", &main_tree.root());
         states.push(TableState {
-            main_host: trace,
             main_trace,
+            fixed_trace,
             aux_trace: None,
             fixed_lde,
             main_lde,
@@ -190,28 +199,23 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
     let mut aux_values = Vec::with_capacity(tables.len());
     for ((air, shape), st) in tables.iter().zip(&shapes).zip(states.iter_mut()) {
         let ctx = Ctx::table(&shape.name);
-        let layout = air.constraints().layout;
-        let aux = clock.time("aux build", &shape.name, || air.build_aux(&st.main_host, publics, &challenges));
-        if aux.columns.len() != layout.aux_width || aux.values.len() != layout.num_aux_values {
-            return Err(ProveError::Statement(format!(
-                "table {}: auxiliary trace has {} columns and {} values, the AIR declares {} and {}",
-                shape.name,
-                aux.columns.len(),
-                aux.values.len(),
-                layout.aux_width,
-                layout.num_aux_values
-            )));
-        }
-        if aux.columns.iter().any(|c| c.len() != shape.n()) {
-            return Err(ProveError::Statement(format!("table {}: auxiliary column height differs", shape.name)));
-        }
-        if layout.aux_width > 0 {
-            let host = clock.time("aux build", &shape.name, || flatten_ext_columns(&aux.columns));
-            let (dev, lde, tree) = clock.time("aux commit", &shape.name, || -> Result<_, BackendError> {
-                let dev = backend.upload(&ctx, &host)?;
+        let mut values = vec![];
+        if let Some(logup) = air.logup() {
+            let (dev, sum) = clock.time("aux build", &shape.name, || {
+                let inputs = LogUpInputs {
+                    logup,
+                    main: &st.main_trace,
+                    fixed: st.fixed_trace.as_ref(),
+                    z: challenges[logup.z],
+                    alpha: challenges[logup.alpha],
+                };
+                backend.logup_aux(&ctx, &inputs)
+            })?;
+            values.push(sum);
+            let (lde, tree) = clock.time("aux commit", &shape.name, || -> Result<_, BackendError> {
                 let lde = backend.coset_lde(&ctx, &dev, options.log_blowup, shape.shift)?;
                 let tree = backend.commit(&ctx, &lde, options.hash)?;
-                Ok((dev, lde, tree))
+                Ok((lde, tree))
             })?;
             st.aux_trace = Some(dev);
             tr.absorb_digest(b"aux-root", &tree.root());
@@ -221,8 +225,8 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         } else {
             aux_roots.push(None);
         }
-        tr.absorb_exts(b"aux-values", &aux.values);
-        aux_values.push(aux.values);
+        tr.absorb_exts(b"aux-values", &values);
+        aux_values.push(values);
     }
     machine.check_aux_values(publics, &challenges, &aux_values).map_err(ProveError::AuxValues)?;
 
@@ -430,23 +434,6 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         queries,
     };
     Ok((proof, clock.stats))
-}
-
-/// `ColMatrix::from_ext_columns`, with the copy spread over all threads:
-/// at 2^20 rows it is hundreds of megabytes.
-fn flatten_ext_columns(columns: &[Vec<Ext>]) -> ColMatrix {
-    use rayon::prelude::*;
-    let height = columns.first().map_or(0, Vec::len);
-    let mut data = vec![F::ZERO; columns.len() * 3 * height];
-    if height > 0 {
-        data.par_chunks_mut(height).enumerate().for_each(|(j, out)| {
-            let (col, coord) = (&columns[j / 3], j % 3);
-            for (o, e) in out.iter_mut().zip(col) {
-                *o = e.0[coord];
-            }
-        });
-    }
-    ColMatrix::new(columns.len() * 3, height, data)
 }
 
 /// Interpolates the final FRI layer (on its coset) and returns its first

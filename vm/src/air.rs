@@ -23,9 +23,9 @@
 //! where the hash is the program's ([`Program::hash_felts`]).
 
 use crate::isa::{Instruction, Opcode, Program, NUM_REGS};
-use crate::logup::{self, Interaction, Witness, NUM_CHALLENGES};
-use backend_api::{ColMatrix, ConstraintBuilder, ConstraintSystem, Expr, Ext, Layout, F};
-use stark::{Air, AuxTrace, Machine};
+use crate::logup::{self, Interaction, CH_ALPHA, CH_Z, NUM_CHALLENGES};
+use backend_api::{ColMatrix, ConstraintBuilder, ConstraintSystem, Expr, Ext, Layout, LogUp, F};
+use stark::{Air, Machine};
 
 pub const TAG_FETCH: u64 = 1;
 pub const TAG_MEMORY: u64 = 2;
@@ -125,12 +125,12 @@ fn layout(fixed_width: usize, main_width: usize, interactions: usize, num_public
     }
 }
 
-/// One table: constraints, optional fixed trace, and its LogUp witness.
+/// One table: constraints, optional fixed trace, and its LogUp interactions.
 pub struct Table {
     name: &'static str,
     cs: ConstraintSystem,
     fixed: Option<ColMatrix>,
-    witness: Witness,
+    logup: LogUp,
 }
 
 impl Air for Table {
@@ -143,9 +143,8 @@ impl Air for Table {
     fn fixed_trace(&self) -> Option<&ColMatrix> {
         self.fixed.as_ref()
     }
-    fn build_aux(&self, main: &ColMatrix, _publics: &[F], challenges: &[Ext]) -> AuxTrace {
-        let (columns, sum) = self.witness.build(main, self.fixed.as_ref(), challenges);
-        AuxTrace { columns, values: vec![sum] }
+    fn logup(&self) -> Option<&LogUp> {
+        Some(&self.logup)
     }
 }
 
@@ -158,9 +157,10 @@ fn table(
 ) -> Table {
     let mut b = ConstraintBuilder::new(layout);
     body(&mut b);
-    logup::constrain(&mut b, at, 0);
+    backend_api::logup::constrain(&mut b, at, CH_Z, CH_ALPHA);
     let cs = b.build().expect("the VM's constraints fit their layout");
-    Table { name, cs, fixed, witness: Witness::new(layout, at(0)) }
+    let logup = LogUp::new(layout, at(0), CH_Z, CH_ALPHA).expect("the VM's interactions fit their layout");
+    Table { name, cs, fixed, logup }
 }
 
 fn cpu_interactions(off: usize) -> Vec<Interaction> {

@@ -4,6 +4,7 @@
 //! not need it.
 
 use backend_api::{ColMatrix, ConstraintDomain, Ext, Leaf, F};
+use backend_cpu::CpuBackend;
 use rayon::prelude::*;
 use stark::Machine;
 
@@ -46,8 +47,9 @@ pub fn check<M: Machine + ?Sized>(machine: &M, traces: &[ColMatrix], publics: &[
                 return Err(format!("table {name}: fixed height {} != main height {n}", f.height()));
             }
         }
-        let aux = air.build_aux(main, publics, &ch);
-        let aux_m = ColMatrix::from_ext_columns(&aux.columns);
+        stark::check_aux_layout(*air, ch.len()).map_err(|e| format!("table {name}: {e}"))?;
+        let (aux_m, aux_values) =
+            stark::host_aux(&CpuBackend::new(), *air, main, &ch).map_err(|e| format!("table {name}: {e}"))?;
         let bad = (0..n).into_par_iter().find_map_first(|r| {
             let vals = cs.eval(|leaf| match *leaf {
                 Leaf::Const(c) => Ext::from_base(c),
@@ -58,7 +60,7 @@ pub fn check<M: Machine + ?Sized>(machine: &M, traces: &[ColMatrix], publics: &[
                 Leaf::Aux { col, offset } => aux_m.get_ext((r + offset as usize) % n, col as usize),
                 Leaf::Challenge(i) => ch[i as usize],
                 Leaf::Public(i) => Ext::from_base(publics[i as usize]),
-                Leaf::AuxValue(i) => aux.values[i as usize],
+                Leaf::AuxValue(i) => aux_values[i as usize],
             });
             cs.constraints.iter().zip(vals).enumerate().find_map(|(i, (c, v))| {
                 let applies = match c.domain {
@@ -74,7 +76,7 @@ pub fn check<M: Machine + ?Sized>(machine: &M, traces: &[ColMatrix], publics: &[
         if let Some(e) = bad {
             return Err(e);
         }
-        all_values.push(aux.values);
+        all_values.push(aux_values);
     }
     machine.check_aux_values(publics, &ch, &all_values)
 }

@@ -29,7 +29,7 @@ fn every_example_satisfies_every_constraint() {
         // The prover crate's own checker agrees.
         let machine = VmMachine::new(&p, &ex.inputs, &ex.outputs);
         let traces = trace::generate(&p, &ex).unwrap();
-        stark::debug::check_constraints(&machine, &traces, machine.publics(), 3)
+        stark::debug::check_constraints(&backend_cpu::CpuBackend::new(), &machine, &traces, machine.publics(), 3)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }

@@ -4,7 +4,7 @@
 
 use backend_api::{
     BackendBase, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix, Digest, Ext,
-    FriOps, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
@@ -76,6 +76,13 @@ impl MerkleOps for Corrupting {
     }
     fn open(&self, ctx: &Ctx, m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
         self.cpu.open(ctx, m, tree, rows)
+    }
+}
+
+impl LogUpOps for Corrupting {
+    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<CpuMatrix>) -> Result<(CpuMatrix, Ext)> {
+        let (m, sum) = self.cpu.logup_aux(ctx, i)?;
+        Ok((self.touch(Stage::LogUp, ctx, Ok(m))?, sum))
     }
 }
 
