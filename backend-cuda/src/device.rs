@@ -129,6 +129,8 @@ pub(crate) struct Device {
     /// Run pairs of butterfly levels as radix-4 groups in registers
     /// (`KILN_CUDA_NTT_RADIX=2` selects plain radix-2 levels).
     pub(crate) ntt_radix4: bool,
+    /// Coalesced first pass of natural-order transforms (`KILN_CUDA_NTT_LANES=0` turns it off).
+    pub(crate) ntt_lanes: bool,
     /// Two pinned buffers: uploads fill one while the other is in flight.
     staging: Mutex<Vec<PinnedHostSlice<u64>>>,
     generated: Mutex<HashMap<String, CudaFunction>>,
@@ -223,6 +225,7 @@ impl Device {
             functions,
             ntt_tile_log,
             ntt_radix4: std::env::var("KILN_CUDA_NTT_RADIX").map_or(true, |v| v != "2"),
+            ntt_lanes: std::env::var("KILN_CUDA_NTT_LANES").map_or(true, |v| v != "0"),
             staging: Mutex::new(Vec::new()),
             generated: Mutex::new(HashMap::new()),
         }))

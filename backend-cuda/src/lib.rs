@@ -103,6 +103,21 @@ pub struct CudaConfig {
     /// bytes (allocations past the cap are refused by the driver, a real
     /// device decline); default: the device's default pool, uncapped.
     pub pool_limit_bytes: Option<u64>,
+    /// How composition runs (`KILN_CUDA_COMPOSE=interpret` selects the
+    /// interpreter when this is left at the default).
+    pub compose: ComposeKernel,
+}
+
+/// The composition kernel: generated per constraint system and compiled by
+/// NVRTC (the default: faster on every AIR measured, see the `compose`
+/// module), or one fixed kernel
+/// interpreting an instruction list (no compilation per AIR; systems that
+/// need more value slots than it has fall back to the generated kernel).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ComposeKernel {
+    #[default]
+    Generated,
+    Interpreted,
 }
 
 /// The CUDA backend on one device.
@@ -113,6 +128,7 @@ pub struct CudaBackend {
     /// 2^min(log_blowup, 3) elements) or run them in shared memory (whole
     /// contiguous tiles). `KILN_CUDA_LDE_SKIP=1` selects skipping.
     skip_zero_levels: bool,
+    compose: ComposeKernel,
 }
 
 /// Per-stage GPU time, measured with CUDA events.
@@ -133,7 +149,13 @@ impl CudaBackend {
     pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<CudaBackend> {
         let dev = Device::new(ordinal, config.pool_limit_bytes, config.memory_budget_bytes)?;
         let skip_zero_levels = std::env::var("KILN_CUDA_LDE_SKIP").is_ok_and(|v| v == "1");
-        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels })
+        let compose = match config.compose {
+            ComposeKernel::Generated if std::env::var("KILN_CUDA_COMPOSE").is_ok_and(|v| v == "interpret") => {
+                ComposeKernel::Interpreted
+            }
+            c => c,
+        };
+        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, compose })
     }
 
     pub fn device(&self) -> &DeviceInfo {
@@ -566,10 +588,13 @@ impl ComposeOps for CudaBackend {
         let _permit = self.admit(stage, ctx, d)?;
         let big = inputs.domain.size();
         let tw = self.twiddles(stage, ctx, log_big)?;
-        let src = compose::generate(cs);
-        let f = self.dev.generated(stage, ctx, "compose", &src, compose::KERNEL)?;
-        // Constants: challenges, auxiliary values, publics, alpha^k.
-        let cl = compose::const_layout(cs);
+        let program = match self.compose {
+            ComposeKernel::Interpreted => compose::interpreter_program(cs),
+            ComposeKernel::Generated => None,
+        };
+        // Constants: challenges, auxiliary values, publics, alpha^k and the
+        // values of the nodes that read no column.
+        let cl = compose::const_layout(cs, true);
         let mut cst = vec![0u64; cl.len.max(1)];
         for (k, c) in inputs.challenges.iter().enumerate() {
             cst[cl.challenges + 3 * k..cl.challenges + 3 * k + 3].copy_from_slice(&ext_u64(*c));
@@ -585,6 +610,9 @@ impl ComposeOps for CudaBackend {
             cst[cl.alphas + 3 * k..cl.alphas + 3 * k + 3].copy_from_slice(&ext_u64(a));
             a *= inputs.alpha;
         }
+        for (o, v) in compose::hoisted_values(cs, &cl, inputs.challenges, inputs.publics, inputs.aux_values) {
+            cst[o..o + 3].copy_from_slice(&ext_u64(v));
+        }
         // 1 / (x^n - 1) takes 2^log_blowup values on the coset: x^n = s^n w_B^j.
         let shift = inputs.domain.shift;
         let sn = shift.pow(1u64 << log_n);
@@ -596,6 +624,36 @@ impl ComposeOps for CudaBackend {
         let zinv_b = self.upload_u64(stage, ctx, &zinv)?;
         let out = self.dev.alloc(stage, ctx, big * 3)?;
         let threads = 128;
+        if let Some((prog, domains)) = program {
+            let prog_b = self.upload_u64(stage, ctx, &prog)?;
+            self.dev.launch(
+                stage,
+                ctx,
+                self.dev.func("compose_interp"),
+                Self::grid(big as u64, threads),
+                threads,
+                0,
+                &[
+                    prog_b.ptr,
+                    prog.len() as u64 / 2,
+                    inputs.main.ptr(),
+                    inputs.aux.map_or(0, |m| m.ptr()),
+                    inputs.fixed.map_or(0, |m| m.ptr()),
+                    cst_b.ptr,
+                    zinv_b.ptr,
+                    tw.fwd.ptr,
+                    out.ptr,
+                    log_big as u64,
+                    log_blowup as u64,
+                    shift.value(),
+                    tw.log as u64,
+                    g_inv.value(),
+                    domains,
+                ],
+            )?;
+            return Ok(self.matrix(out, big, 3));
+        }
+        let f = self.dev.generated(stage, ctx, "compose", &compose::generate(cs), compose::KERNEL)?;
         self.dev.launch(
             stage,
             ctx,

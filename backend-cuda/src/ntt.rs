@@ -92,15 +92,20 @@ impl Load {
 
 /// Splits levels [from, to) into passes (l0, k, c): k levels from bit l0,
 /// tiles of 2^c consecutive indices, 2^(k+c) elements in shared memory.
-pub(crate) fn plan(from: u32, to: u32, tile_log: u32) -> Vec<(u32, u32, u32)> {
+/// With `lanes_first` (a bit-reversed gather from level 0) a transform
+/// that needs several passes gets 2^3 high lanes in its first pass too
+/// (see `lanes_high` in ntt.cu).
+pub(crate) fn plan(from: u32, to: u32, tile_log: u32, lanes_first: bool) -> Vec<(u32, u32, u32)> {
     let mut v = Vec::new();
     let mut l0 = from;
     while l0 < to {
-        let c = l0.min(3);
+        let lanes = lanes_first && l0 == from && to - from > tile_log;
+        let c = if lanes { 3 } else { l0.min(3) };
         let kmax = tile_log - c;
         let rem = to - l0;
         let passes = rem.div_ceil(kmax);
         let k = rem.div_ceil(passes);
+        let c = if lanes { c.min(to - k) } else { c };
         v.push((l0, k, c));
         l0 += k;
     }
@@ -135,7 +140,9 @@ pub(crate) fn run(
     if cols == 0 {
         return Ok(());
     }
-    let mut passes = plan(from, to, dev.ntt_tile_log);
+    let lanes_first = dev.ntt_lanes && load.mode == 1 && from == 0 && !dif;
+    let lanes_high = lanes_first && to - from > dev.ntt_tile_log;
+    let mut passes = plan(from, to, dev.ntt_tile_log, lanes_first);
     if dif {
         passes.reverse();
     }
@@ -171,6 +178,7 @@ pub(crate) fn run(
                 ld.scale.value(),
                 scale.value(),
                 dev.ntt_radix4 as u64,
+                (lanes_high && idx == 0) as u64,
             ];
             if blocks > u32::MAX as u64 / 2 {
                 return Err(dev.err(stage, ctx, "transform too large"));

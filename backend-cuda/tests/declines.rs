@@ -74,7 +74,7 @@ fn a_capped_pool_declines_for_real_and_recovery_keeps_the_proof() {
     let (t, p) = cubic.0.trace(log_n, 3);
     let o = options();
     // Trace 128 MiB; the LDE needs 128 MiB of coefficients and 256 MiB out.
-    let config = CudaConfig { pool_limit_bytes: Some(300 << 20), memory_budget_bytes: None };
+    let config = CudaConfig { pool_limit_bytes: Some(300 << 20), ..CudaConfig::default() };
     let Some(dev) = backend(config) else { return };
     let want = prove(&CpuBackend::new(), &cubic, vec![t.clone()], &p, &o).expect("cpu prove").to_bytes();
 

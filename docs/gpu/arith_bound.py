@@ -34,6 +34,50 @@ extern "C" __global__ void bfly_rounds(const u64* __restrict__ in, const u64* __
     out[t] = acc;
 }
 
+// Butterflies with no multiplication at all (x + y, x - y): what any FFT
+// needs however cheap its twiddles are, with canonical or lazy reduction
+// (lazy: values kept below 2^64 and reduced only on store).
+__device__ __forceinline__ u64 lazy_add(u64 a, u64 b) {
+    u64 s = a + b;
+    return s + (s < a ? GL_EPS : 0ull);
+}
+__device__ __forceinline__ u64 lazy_sub(u64 a, u64 b) {
+    u64 d = a - b;
+    return d - (a < b ? GL_EPS : 0ull);
+}
+extern "C" __global__ void addsub_rounds(const u64* __restrict__ in, const u64* __restrict__ tw, u64* out,
+                                         u64 rounds) {
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 v[8];
+    for (int j = 0; j < 8; j++) v[j] = in[(t * 8 + j) & 0xFFFFF];
+    for (u64 r = 0; r < rounds; r++) {
+        const int s = (r % 3 == 0) ? 4 : (r % 3 == 1) ? 2 : 1;
+#define AS(a, b) { u64 x = v[a]; v[a] = f_add(x, v[b]); v[b] = f_sub(x, v[b]); }
+        if (s == 4) { AS(0, 4); AS(1, 5); AS(2, 6); AS(3, 7); }
+        else if (s == 2) { AS(0, 2); AS(1, 3); AS(4, 6); AS(5, 7); }
+        else { AS(0, 1); AS(2, 3); AS(4, 5); AS(6, 7); }
+    }
+    u64 acc = 0;
+    for (int j = 0; j < 8; j++) acc ^= v[j];
+    out[t] = acc;
+}
+extern "C" __global__ void lazy_addsub_rounds(const u64* __restrict__ in, const u64* __restrict__ tw, u64* out,
+                                              u64 rounds) {
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 v[8];
+    for (int j = 0; j < 8; j++) v[j] = in[(t * 8 + j) & 0xFFFFF];
+    for (u64 r = 0; r < rounds; r++) {
+        const int s = (r % 3 == 0) ? 4 : (r % 3 == 1) ? 2 : 1;
+#define LS(a, b) { u64 x = v[a]; v[a] = lazy_add(x, v[b]); v[b] = lazy_sub(x, v[b]); }
+        if (s == 4) { LS(0, 4); LS(1, 5); LS(2, 6); LS(3, 7); }
+        else if (s == 2) { LS(0, 2); LS(1, 3); LS(4, 6); LS(5, 7); }
+        else { LS(0, 1); LS(2, 3); LS(4, 5); LS(6, 7); }
+    }
+    u64 acc = 0;
+    for (int j = 0; j < 8; j++) acc ^= v[j];
+    out[t] = acc;
+}
+
 // Only the multiplications (one per butterfly), to split the cost.
 extern "C" __global__ void mul_rounds(const u64* __restrict__ in, const u64* __restrict__ tw, u64* out,
                                       u64 rounds) {
@@ -51,6 +95,8 @@ extern "C" __global__ void mul_rounds(const u64* __restrict__ in, const u64* __r
 mod = cp.RawModule(code=SRC, options=("-std=c++17",))
 bfly = mod.get_function("bfly_rounds")
 mul = mod.get_function("mul_rounds")
+addsub = mod.get_function("addsub_rounds")
+lazy = mod.get_function("lazy_addsub_rounds")
 P = 0xFFFFFFFF00000001
 rng = cp.random.default_rng(7)
 inp = (rng.integers(1, 2**62, size=1 << 20, dtype=cp.uint64) % P).astype(cp.uint64)
@@ -86,9 +132,12 @@ for what, bf, nbytes in cases:
     rounds = max(1, round(bf / (4 * nthreads)))
     ms = timed(bfly, rounds)
     mul_ms = timed(mul, rounds)
+    as_ms = timed(addsub, rounds)
+    lazy_ms = timed(lazy, rounds)
     floor = nbytes / FLOOR_BW * 1e3
     print(
         f"{what}: {bf / 1e9:.2f} G butterflies (LDE: zero-padded level skipped) -> "
-        f"{ms:.3f} ms of butterflies, {mul_ms:.3f} ms of their multiplications alone; "
+        f"{ms:.3f} ms of butterflies, {mul_ms:.3f} ms of their multiplications alone, "
+        f"{as_ms:.3f} ms of their additions and subtractions alone ({lazy_ms:.3f} ms reduced lazily); "
         f"bandwidth floor {floor:.3f} ms, 3x floor {3 * floor:.3f} ms; butterflies / floor = {ms / floor:.1f}x"
     )

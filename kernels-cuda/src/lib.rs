@@ -83,6 +83,16 @@ pub const LOGUP: Module = Module {
     kernels: &["ext_scan_blocks", "ext_add_block_offsets"],
 };
 
+pub const COMPOSE_INTERP: Module = Module {
+    name: "compose_interp",
+    headers: &[FIELD_H],
+    body: include_str!("cuda/compose_interp.cu"),
+    kernels: &["compose_interp"],
+};
+
+/// Value slots of the composition interpreter.
+pub const INTERP_SLOTS: usize = 96;
+
 /// Rows one `ext_scan_blocks` block scans.
 pub const SCAN_ROWS_PER_BLOCK: usize = 256 * 8;
 /// Threads of an `ext_scan_blocks` block.
@@ -90,7 +100,7 @@ pub const SCAN_THREADS: u32 = 256;
 
 /// Every fixed module (the generated composition and LogUp kernels come on
 /// top).
-pub const MODULES: &[Module] = &[NTT, MERKLE, GRIND, FRI, LOGUP];
+pub const MODULES: &[Module] = &[NTT, MERKLE, GRIND, FRI, LOGUP, COMPOSE_INTERP];
 
 #[cfg(test)]
 mod tests {

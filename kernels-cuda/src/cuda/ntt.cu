@@ -7,6 +7,13 @@
 // coefficient vector into a zero-padded LDE whose first log_blowup levels
 // are skipped (each 2^log_blowup-chunk after them is constant).
 //
+// With `lanes_high` (the first pass of a natural-order transform), a
+// block's 2^c lanes are not consecutive positions but the positions whose
+// bit-reversed indices are 2^c consecutive input elements: the gather then
+// reads runs of 2^c contiguous words instead of one word per 2^(L-k)
+// stride, and each lane stores a contiguous run of 2^k positions. Its
+// twiddles depend on the level bits only (the lanes sit above them).
+//
 // load_mode: 0 plain, 1 bit-reversed gather, 2 expand from bit-reversed
 // coefficients, 3 expand from natural-order coefficients; 4 and 5 are 2 and
 // 3 zero-padded instead of expanded (only index multiples of 2^log_blowup
@@ -29,7 +36,7 @@ __device__ __forceinline__ void ntt_bfly(u64& x, u64& y, u64 w, u64 dif) {
 // (half the shared-memory traffic and barriers of two radix-2 levels, three
 // twiddle loads for four butterflies). DIT runs r then r+1, DIF r+1 then r.
 __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, u64 lo_tile, u64 dif,
-                                           const u64* __restrict__ tw, u64 tw_log) {
+                                           const u64* __restrict__ tw, u64 tw_log, u64 lanes_high) {
     const u32 cmask = (1u << c) - 1;
     const u32 rmask = (1u << r) - 1;
     const u32 d1 = 1u << (r + c);
@@ -41,7 +48,7 @@ __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, 
         u32 g = b >> c;
         u32 q0 = ((g >> r) << (r + 2)) | (g & rmask);
         u32 e0 = (q0 << c) | lo;
-        u64 tl = (lo_tile << c) | lo;
+        u64 tl = lanes_high ? 0ull : ((lo_tile << c) | lo);
         u64 ja = ((u64)(q0 & rmask) << l0) | tl;
         u64 jb = ((u64)((q0 & rmask) + (1u << r)) << l0) | tl;
         u64 wa = tw[ja << sa];
@@ -70,19 +77,27 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
                                     u64 log_n, u64 l0, u64 k, u64 c, u64 dif, const u64* __restrict__ tw,
                                     u64 tw_log, u64 load_mode, u64 log_src_n, u64 log_blowup,
                                     const u64* __restrict__ twist_lo, const u64* __restrict__ twist_hi,
-                                    u64 twist_lo_bits, u64 load_scale, u64 store_scale, u64 radix4) {
+                                    u64 twist_lo_bits, u64 load_scale, u64 store_scale, u64 radix4,
+                                    u64 lanes_high) {
     extern __shared__ u64 s[];
     const u32 E = 1u << (k + c);
     const u64 col = blockIdx.y;
     const u64 t = blockIdx.x;
-    const u32 lo_tiles_log = l0 - c;
+    const u32 lo_tiles_log = lanes_high ? 0u : (u32)(l0 - c);
     const u64 lo_tile = t & ((1ull << lo_tiles_log) - 1);
     const u64 hi = t >> lo_tiles_log;
     const u64 base = (hi << (l0 + k)) + (lo_tile << c);
     const u32 cmask = (1u << c) - 1;
+    const u32 hbits = lanes_high ? (u32)(log_n - k - c) : 0u;
+    const u64 mrev = lanes_high ? brev_bits(t, hbits) : 0ull;
+    // The position of shared-memory element e.
+    auto position = [&](u32 e) -> u64 {
+        if (lanes_high) return ((mrev | (brev_bits(e & cmask, c) << hbits)) << k) | (e >> c);
+        return base + ((u64)(e >> c) << l0) + (e & cmask);
+    };
     const u64* sc = src + col * src_stride;
     for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
-        u64 i = base + ((u64)(e >> c) << l0) + (e & cmask);
+        u64 i = position(e);
         u64 v;
         if (load_mode == 0) {
             v = sc[i];
@@ -110,7 +125,7 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
     while (done < k) {
         if (radix4 && done + 1 < k) {
             const u32 r = dif ? (k - 2 - done) : done;
-            ntt_radix4(s, E, r, c, l0, lo_tile, dif, tw, tw_log);
+            ntt_radix4(s, E, r, c, l0, lo_tile, dif, tw, tw_log, lanes_high);
             done += 2;
             __syncthreads();
             continue;
@@ -124,7 +139,7 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
             u32 a0 = ((q >> r) << (r + 1)) | (q & rmask);
             u32 e0 = (a0 << c) | lo;
             u32 e1 = e0 + (1u << (r + c));
-            u64 j = ((u64)(a0 & rmask) << l0) | ((lo_tile << c) | lo);
+            u64 j = ((u64)(a0 & rmask) << l0) | (lanes_high ? 0ull : ((lo_tile << c) | lo));
             u64 w = tw[j << shift];
             u64 x = s[e0];
             u64 y = s[e1];
@@ -137,7 +152,7 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
     }
     u64* dc = dst + col * dst_stride;
     for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
-        u64 i = base + ((u64)(e >> c) << l0) + (e & cmask);
+        u64 i = position(e);
         u64 v = s[e];
         if (store_scale != 1ull) v = f_mul(v, store_scale);
         dc[i] = v;
