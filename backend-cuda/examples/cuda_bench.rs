@@ -86,6 +86,10 @@ fn main() -> Result<()> {
         let ms = median(&gpu, |g| g.coset_lde(&ctx, &m, lb, GENERATOR))?;
         report(&format!("coset_lde blowup {}", 1 << lb), ms, e * (1.0 + (1u64 << lb) as f64));
     }
+    // KILN_BENCH_TRANSFORMS_ONLY=1: stop after the transforms (tuning runs).
+    if std::env::var("KILN_BENCH_TRANSFORMS_ONLY").is_ok_and(|v| v == "1") {
+        return Ok(());
+    }
     for hash in HashKind::ALL {
         let ms = median(&gpu, |g| g.commit(&ctx, &m, hash))?;
         let bytes = e + 64.0 * n as f64;

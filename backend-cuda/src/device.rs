@@ -126,11 +126,14 @@ pub(crate) struct Device {
     pub(crate) info: DeviceInfo,
     pub(crate) functions: HashMap<&'static str, CudaFunction>,
     pub(crate) ntt_tile_log: u32,
-    /// Run pairs of butterfly levels as radix-4 groups in registers
-    /// (`KILN_CUDA_NTT_RADIX=2` selects plain radix-2 levels).
-    pub(crate) ntt_radix4: bool,
+    /// Butterfly levels per shared-memory round trip, as a radix: 4 (two
+    /// levels in registers) or 2 (`KILN_CUDA_NTT_RADIX=2`).
+    pub(crate) ntt_radix: u32,
     /// Coalesced first pass of natural-order transforms (`KILN_CUDA_NTT_LANES=0` turns it off).
     pub(crate) ntt_lanes: bool,
+    /// Most threads of an NTT block (`KILN_CUDA_NTT_THREADS`, 64..=1024;
+    /// 256 measured fastest on the H200, docs/gpu/logs/ntt-tuning.log).
+    pub(crate) ntt_threads: u32,
     /// Two pinned buffers: uploads fill one while the other is in flight.
     staging: Mutex<Vec<PinnedHostSlice<u64>>>,
     generated: Mutex<HashMap<String, CudaFunction>>,
@@ -224,8 +227,12 @@ impl Device {
             info,
             functions,
             ntt_tile_log,
-            ntt_radix4: std::env::var("KILN_CUDA_NTT_RADIX").map_or(true, |v| v != "2"),
+            ntt_radix: if std::env::var("KILN_CUDA_NTT_RADIX").is_ok_and(|v| v == "2") { 2 } else { 4 },
             ntt_lanes: std::env::var("KILN_CUDA_NTT_LANES").map_or(true, |v| v != "0"),
+            ntt_threads: std::env::var("KILN_CUDA_NTT_THREADS")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .map_or(256, |v| v.clamp(64, 1024).next_power_of_two()),
             staging: Mutex::new(Vec::new()),
             generated: Mutex::new(HashMap::new()),
         }))

@@ -125,8 +125,9 @@ pub struct CudaBackend {
     dev: Arc<Device>,
     tw: TwiddleCache,
     /// LDE strategy: skip the zero-padded levels (first pass tiles of
-    /// 2^min(log_blowup, 3) elements) or run them in shared memory (whole
-    /// contiguous tiles). `KILN_CUDA_LDE_SKIP=1` selects skipping.
+    /// 2^min(log_blowup, 3) elements; the default, 1.2-1.4x faster at
+    /// 2^20 x 64 on the H200, docs/gpu/logs/ntt-tuning.log) or run them in
+    /// shared memory (whole contiguous tiles, `KILN_CUDA_LDE_SKIP=0`).
     skip_zero_levels: bool,
     compose: ComposeKernel,
 }
@@ -148,7 +149,7 @@ impl CudaBackend {
     /// [`CudaBackend::new`] with memory limits.
     pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<CudaBackend> {
         let dev = Device::new(ordinal, config.pool_limit_bytes, config.memory_budget_bytes)?;
-        let skip_zero_levels = std::env::var("KILN_CUDA_LDE_SKIP").is_ok_and(|v| v == "1");
+        let skip_zero_levels = std::env::var("KILN_CUDA_LDE_SKIP").map_or(true, |v| v != "0");
         let compose = match config.compose {
             ComposeKernel::Generated if std::env::var("KILN_CUDA_COMPOSE").is_ok_and(|v| v == "interpret") => {
                 ComposeKernel::Interpreted

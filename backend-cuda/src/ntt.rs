@@ -151,7 +151,7 @@ pub(crate) fn run(
     let last = passes.len() - 1;
     for (idx, &(l0, k, c)) in passes.iter().enumerate() {
         let e_log = k + c;
-        let threads = ((1u32 << e_log) / 2).clamp(1, 512);
+        let threads = ((1u32 << e_log) / 2).clamp(1, dev.ntt_threads);
         let blocks = 1u64 << (log_n - e_log);
         let ld = if idx == 0 { load } else { Load::plain(dst, dst_stride) };
         let scale = if idx == last { store_scale } else { F::ONE };
@@ -177,7 +177,7 @@ pub(crate) fn run(
                 ld.twist_lo_bits as u64,
                 ld.scale.value(),
                 scale.value(),
-                dev.ntt_radix4 as u64,
+                dev.ntt_radix as u64,
                 (lanes_high && idx == 0) as u64,
             ];
             if blocks > u32::MAX as u64 / 2 {
