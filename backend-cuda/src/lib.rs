@@ -8,7 +8,14 @@
 //! stream-ordered pool, pinned staging for large transfers, NVRTC
 //! compilation of the kernels in `kernels-cuda` for the device's own
 //! compute capability (cached on disk, see [`nvrtc`]), constraint
-//! composition kernels generated from the IR, and every stage's launches.
+//! composition and LogUp kernels generated from the IR, and every stage's
+//! launches.
+//!
+//! Tuning knobs, read when a backend is made (defaults measured fastest on
+//! the H200, docs/gpu/RESULTS.md): `KILN_CUDA_NTT_TILE_LOG` (10..=13),
+//! `KILN_CUDA_NTT_THREADS` (256), `KILN_CUDA_NTT_RADIX=2`,
+//! `KILN_CUDA_NTT_LANES=0`, `KILN_CUDA_LDE_SKIP=0`,
+//! `KILN_CUDA_COMPOSE=interpret`.
 //!
 //! All work of one backend runs in order on one stream, so a buffer is
 //! only ever read on the stream that produced it; data stay on the device
