@@ -21,6 +21,8 @@ const MAX_WAIT: Duration = Duration::from_secs(5);
 struct State {
     budget: u64,
     used: u64,
+    /// Requests that waited for room (counted once each).
+    waits: u64,
 }
 
 /// The budget of one device ordinal.
@@ -51,6 +53,7 @@ impl Gate {
                     state: Mutex::new(State {
                         budget: budget.unwrap_or(free_now.saturating_sub(SAFETY_MARGIN_BYTES)),
                         used: 0,
+                        waits: 0,
                     }),
                     released: Condvar::new(),
                 })
@@ -77,11 +80,17 @@ impl Gate {
         self.lock().used
     }
 
+    /// Requests that had to wait for other work to release memory.
+    pub fn waits(&self) -> u64 {
+        self.lock().waits
+    }
+
     /// Admits `bytes` or refuses: at once when they exceed the whole
     /// budget, else after waiting at most [`MAX_WAIT`] for room.
     pub(crate) fn admit(self: &Arc<Self>, bytes: u64) -> Result<Permit, Refusal> {
         let deadline = Instant::now() + MAX_WAIT;
         let mut st = self.lock();
+        let mut waited = false;
         loop {
             if bytes > st.budget {
                 return Err(Refusal { budget: st.budget, used: st.used });
@@ -93,6 +102,10 @@ impl Gate {
             let now = Instant::now();
             if now >= deadline {
                 return Err(Refusal { budget: st.budget, used: st.used });
+            }
+            if !waited {
+                waited = true;
+                st.waits += 1;
             }
             st = self.released.wait_timeout(st, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
         }
@@ -120,7 +133,8 @@ mod tests {
 
     #[test]
     fn admits_within_the_budget_and_refuses_past_it() {
-        let g = Arc::new(Gate { state: Mutex::new(State { budget: 100, used: 0 }), released: Condvar::new() });
+        let g =
+            Arc::new(Gate { state: Mutex::new(State { budget: 100, used: 0, waits: 0 }), released: Condvar::new() });
         let a = g.admit(60).expect("fits");
         assert_eq!(g.in_use(), 60);
         assert!(g.admit(101).is_err(), "larger than the budget: refused at once");
@@ -131,5 +145,6 @@ mod tests {
         drop(a);
         assert_eq!(t.join().unwrap(), Some(50));
         assert_eq!(g.in_use(), 0);
+        assert_eq!(g.waits(), 1, "the second request waited once");
     }
 }

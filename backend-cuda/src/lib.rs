@@ -182,6 +182,12 @@ impl CudaBackend {
         (self.dev.gate.budget(), self.dev.gate.in_use())
     }
 
+    /// How many requests of this device's memory gate (all backends of the
+    /// process) had to wait for other work to release memory.
+    pub fn memory_gate_waits(&self) -> u64 {
+        self.dev.gate.waits()
+    }
+
     /// Admits `bytes` of `stage`'s work through the memory gate (the
     /// `Admission` decline site).
     fn admit_bytes(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<gate::Permit> {

@@ -1,13 +1,14 @@
 //! Concurrent proves on one `CudaBackend`: threads share its stream, pool,
 //! staging buffers, kernel caches and memory gate, and every proof must
 //! still equal the CPU backend's byte for byte, with the gate's budget
-//! ample or so tight that admissions wait or decline (recovered by
-//! `Resilient`). Its own test binary, because the gate's budget is
-//! process-wide. Without a CUDA device these tests print that they were
-//! skipped and pass.
+//! ample or below what the LDE of one table needs (every such LDE
+//! declines and `Resilient` recomputes it). Its own test binary, because
+//! the gate's budget is process-wide. Without a CUDA device these tests
+//! print that they were skipped and pass.
 
+use backend_api::Stage;
 use backend_api::{ColMatrix, HashKind, F};
-use backend_cpu::{CpuBackend, OnDecline, RecoveryPolicy, Resilient};
+use backend_cpu::{CpuBackend, OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 use backend_cuda::{CudaBackend, CudaConfig};
 use stark::examples::{Cubic, TwoTables};
 use stark::{prove, Machine, ProofOptions, SingleTable};
@@ -50,8 +51,9 @@ fn statements(log_n: u32) -> Vec<Statement> {
 }
 
 /// Proves every statement `rounds` times from `threads` threads at once
-/// through one backend and checks each proof against the CPU's.
-fn prove_concurrently(config: CudaConfig, log_n: u32, threads: usize, rounds: usize) -> Option<String> {
+/// through one backend and checks each proof against the CPU's. Returns
+/// the recovery report and the gate's waits.
+fn prove_concurrently(config: CudaConfig, log_n: u32, threads: usize, rounds: usize) -> Option<(RecoveryReport, u64)> {
     let dev = match CudaBackend::with_config(0, config) {
         Ok(d) => d,
         Err(e) => {
@@ -81,23 +83,21 @@ fn prove_concurrently(config: CudaConfig, log_n: u32, threads: usize, rounds: us
             });
         }
     });
-    Some(r.report().to_string())
+    let waits = r.device().memory_gate_waits();
+    Some((r.report(), waits))
 }
 
+/// One test, so the two budgets (process-wide) apply one after the other.
 #[test]
-fn concurrent_proves_on_one_backend_equal_the_cpu_proofs() {
-    if let Some(report) = prove_concurrently(CudaConfig::default(), 12, 4, 3) {
-        println!("ample budget: {report}");
-    }
-}
-
-#[test]
-fn a_tight_memory_budget_makes_concurrent_proves_wait_or_recover_without_changing_a_byte() {
-    // Cubic(64) at 2^14 rows: the LDE stage alone admits 40 MiB, so four
-    // provers under 64 MiB must wait for one another (or decline and
-    // recompute after the gate's wait).
-    let config = CudaConfig { memory_budget_bytes: Some(64 << 20), ..CudaConfig::default() };
-    if let Some(report) = prove_concurrently(config, 14, 4, 2) {
-        println!("64 MiB budget: {report}");
-    }
+fn concurrent_proves_equal_the_cpu_proofs_with_an_ample_and_a_tight_budget() {
+    let ample = CudaConfig { memory_budget_bytes: Some(16 << 30), ..CudaConfig::default() };
+    let Some((report, waits)) = prove_concurrently(ample, 12, 4, 3) else { return };
+    println!("16 GiB budget: {report}; gate waits so far {waits}");
+    assert!(report.is_clean(), "{report}");
+    // Cubic(64) at 2^14 rows: its LDE stage admits 40 MiB, more than the
+    // whole 32 MiB budget, so the gate refuses it at once every time.
+    let tight = CudaConfig { memory_budget_bytes: Some(32 << 20), ..CudaConfig::default() };
+    let Some((report, waits)) = prove_concurrently(tight, 14, 4, 2) else { return };
+    println!("32 MiB budget: {report}; gate waits so far {waits}");
+    assert!(report.get(Stage::CosetLde).recomputed > 0, "the LDE was never refused: {report}");
 }
