@@ -1,7 +1,8 @@
 //! The contract between a STARK prover and the devices that run its heavy
 //! stages: the Goldilocks field and its cubic extension, host matrices,
-//! evaluation domains, the hashes proofs commit with, the constraint IR, the
-//! `Backend` trait family, shared shape validation and typed errors.
+//! evaluation domains, the hashes proofs commit with, the constraint IR and
+//! LogUp interactions, the `Backend` trait family, shared shape validation
+//! and typed errors.
 //!
 //! No I/O and no GPU code live here: backends depend on this crate, and the
 //! prover depends on nothing else.

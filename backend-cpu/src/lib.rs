@@ -2,7 +2,8 @@
 //!
 //! It owns the definition of correct bytes for every stage of the
 //! `backend_api::Backend` contract (NTTs, coset LDE, Merkle commitments and
-//! openings, constraint composition, quotient splitting, out-of-domain
+//! openings, LogUp auxiliary traces, constraint composition, quotient
+//! splitting, out-of-domain
 //! evaluation, DEEP quotients, FRI folding and grinding): other backends are
 //! tested against it byte for byte. It is also the production fallback, so
 //! every stage is parallel and works in cache-sized chunks.
