@@ -192,7 +192,7 @@ pub trait ComposeOps: BackendBase {
 /// Out-of-domain evaluation and DEEP quotients.
 pub trait DeepOps: BackendBase {
     /// The polynomial of each column of `m` (evaluated on `domain`) at each
-    /// point: result[p][c].
+    /// point: `result[p][c]`.
     fn evaluate_at(&self, ctx: &Ctx, m: &Self::Matrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>>;
 
     /// sum over points p of (sum_c coeff_c * (f_c(x) - value_c)) / (x - z_p)

@@ -1,4 +1,4 @@
-//! The cubic extension E = F[X] / (X^3 - 2).
+//! The cubic extension E = `F[X] / (X^3 - 2)`.
 //!
 //! X^3 - 2 is irreducible over Goldilocks: a cubic is reducible only if it
 //! has a root, and a root would make 2 a cube. Since 3 divides p - 1, 2 is

@@ -16,7 +16,7 @@
 //! - [`run_suite`] / [`run_group`]: the same as plain functions returning a
 //!   [`SuiteReport`].
 //!
-//! Beside the suite it owns [`flaky::Flaky`] (a wrapper that declines at
+//! Beside the suite it owns `flaky::Flaky` (a wrapper that declines at
 //! armed fault sites, under the `fault-injection` feature) used by the
 //! fault-recovery tests. Sizes are set by [`SuiteConfig`]; the environment
 //! variables `KILN_CONFORMANCE_MAX_LOG`, `KILN_CONFORMANCE_SEED` and

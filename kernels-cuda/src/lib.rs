@@ -22,7 +22,7 @@
 pub const FIELD_H: &str = include_str!("cuda/field.cuh");
 /// BLAKE3 compression.
 pub const BLAKE3_H: &str = include_str!("cuda/blake3.cuh");
-/// Keccak-f[1600].
+/// Keccak-f\[1600\].
 pub const KECCAK_H: &str = include_str!("cuda/keccak.cuh");
 
 /// One NVRTC compilation unit.

@@ -17,7 +17,7 @@ impl Lcg {
     }
 }
 
-/// Fibonacci: (a, b) -> (b, a + b); publics are a[0], b[0] and b[n-1].
+/// Fibonacci: (a, b) -> (b, a + b); publics are `a[0]`, `b[0]` and `b[n-1]`.
 pub struct Fibonacci {
     cs: ConstraintSystem,
 }
