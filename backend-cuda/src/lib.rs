@@ -638,58 +638,36 @@ impl ComposeOps for CudaBackend {
         let zinv_b = self.upload_u64(stage, ctx, &zinv)?;
         let out = self.dev.alloc(stage, ctx, big * 3)?;
         let threads = 128;
-        if let Some((prog, domains)) = program {
-            let prog_b = self.upload_u64(stage, ctx, &prog)?;
-            self.dev.launch(
-                stage,
-                ctx,
-                self.dev.func("compose_interp"),
-                Self::grid(big as u64, threads),
-                threads,
-                0,
-                &[
-                    prog_b.ptr,
-                    prog.len() as u64 / 2,
-                    inputs.main.ptr(),
-                    inputs.aux.map_or(0, |m| m.ptr()),
-                    inputs.fixed.map_or(0, |m| m.ptr()),
-                    cst_b.ptr,
-                    zinv_b.ptr,
-                    tw.fwd.ptr,
-                    out.ptr,
-                    log_big as u64,
-                    log_blowup as u64,
-                    shift.value(),
-                    tw.log as u64,
-                    g_inv.value(),
-                    domains,
-                ],
-            )?;
-            return Ok(self.matrix(out, big, 3));
-        }
-        let f = self.dev.generated(stage, ctx, "compose", &compose::generate(cs), compose::KERNEL)?;
-        self.dev.launch(
-            stage,
-            ctx,
-            &f,
-            Self::grid(big as u64, threads),
-            threads,
-            0,
-            &[
-                inputs.main.ptr(),
-                inputs.aux.map_or(0, |m| m.ptr()),
-                inputs.fixed.map_or(0, |m| m.ptr()),
-                cst_b.ptr,
-                zinv_b.ptr,
-                tw.fwd.ptr,
-                out.ptr,
-                log_big as u64,
-                log_blowup as u64,
-                shift.value(),
-                tw.log as u64,
-                g_inv.value(),
-            ],
-        )?;
+        // Both kernels take these; the interpreter its instruction list
+        // before them and the domain set after.
+        let shared = [
+            inputs.main.ptr(),
+            inputs.aux.map_or(0, |m| m.ptr()),
+            inputs.fixed.map_or(0, |m| m.ptr()),
+            cst_b.ptr,
+            zinv_b.ptr,
+            tw.fwd.ptr,
+            out.ptr,
+            log_big as u64,
+            log_blowup as u64,
+            shift.value(),
+            tw.log as u64,
+            g_inv.value(),
+        ];
+        let (f, args, _prog_b) = match program {
+            Some((prog, domains)) => {
+                let prog_b = self.upload_u64(stage, ctx, &prog)?;
+                let mut args = vec![prog_b.ptr, prog.len() as u64 / 2];
+                args.extend(shared);
+                args.push(domains);
+                (self.dev.func("compose_interp").clone(), args, Some(prog_b))
+            }
+            None => {
+                let f = self.dev.generated(stage, ctx, "compose", &compose::generate(cs), compose::KERNEL)?;
+                (f, shared.to_vec(), None)
+            }
+        };
+        self.dev.launch(stage, ctx, &f, Self::grid(big as u64, threads), threads, 0, &args)?;
         Ok(self.matrix(out, big, 3))
     }
 

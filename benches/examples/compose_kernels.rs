@@ -10,26 +10,14 @@
 use backend_api::{BackendBase, ColMatrix, ComposeInputs, ComposeOps, ConstraintSystem, Coset, Ctx, Ext, F, GENERATOR};
 use backend_cuda::nvrtc::{self, Target};
 use backend_cuda::{ComposeKernel, CudaBackend, CudaConfig};
-use stark::examples::{Cubic, Fibonacci, Permutation};
+use benches::random_matrix;
+use stark::examples::{Cubic, Fibonacci, Lcg, Permutation};
 use stark::Machine;
 use std::time::Instant;
 
-fn random(w: usize, h: usize, seed: u64) -> ColMatrix {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let data = (0..w * h)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            F::new(x | 1)
-        })
-        .collect();
-    ColMatrix::new(w, h, data)
-}
-
 fn ext(seed: u64) -> Ext {
-    let m = random(3, 1, seed);
-    Ext::new(m.get(0, 0), m.get(0, 1), m.get(0, 2))
+    let mut r = Lcg(seed);
+    Ext::new(r.next_felt(), r.next_felt(), r.next_felt())
 }
 
 fn median(gpu: &CudaBackend, mut f: impl FnMut(&CudaBackend) -> backend_api::Result<()>) -> backend_api::Result<f64> {
@@ -61,15 +49,16 @@ fn main() -> Result<(), String> {
         "system", "nodes", "cons", "width", "generated", "interpreted", "ratio", "nvrtc cold"
     );
     let ctx = Ctx::table("compose");
-    let big = 1usize << (log_n + log_blowup);
+    let log_big = log_n + log_blowup;
     for (k, (name, cs)) in systems.iter().enumerate() {
         let l = cs.layout;
         let seed = 100 * k as u64;
-        let main = random(l.main_width, big, seed + 1);
-        let aux = (l.aux_width > 0).then(|| random(3 * l.aux_width, big, seed + 2));
-        let fixed = (l.fixed_width > 0).then(|| random(l.fixed_width, big, seed + 3));
+        let main = random_matrix(log_big, l.main_width, seed + 1);
+        let aux = (l.aux_width > 0).then(|| random_matrix(log_big, 3 * l.aux_width, seed + 2));
+        let fixed = (l.fixed_width > 0).then(|| random_matrix(log_big, l.fixed_width, seed + 3));
         let challenges: Vec<Ext> = (0..l.num_challenges as u64).map(|i| ext(seed + 10 + i)).collect();
-        let publics: Vec<F> = random(l.num_public.max(1), 1, seed + 20).row(0)[..l.num_public].to_vec();
+        let mut rng = Lcg(seed + 20);
+        let publics: Vec<F> = (0..l.num_public).map(|_| rng.next_felt()).collect();
         let aux_values: Vec<Ext> = (0..l.num_aux_values as u64).map(|i| ext(seed + 30 + i)).collect();
         let mut times = Vec::new();
         let mut outs = Vec::new();
