@@ -17,6 +17,11 @@ pub trait Air: Send + Sync {
     /// the number of challenges and public inputs the table expects.
     fn constraints(&self) -> &ConstraintSystem;
 
+    /// A main column's name, for reports (the soundness harness, checkers).
+    fn column_name(&self, col: usize) -> String {
+        format!("main[{col}]")
+    }
+
     /// Fixed columns; when present, the table's height is theirs.
     fn fixed_trace(&self) -> Option<&ColMatrix> {
         None

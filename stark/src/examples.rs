@@ -230,7 +230,9 @@ impl Default for TwoTables {
 }
 
 impl TwoTables {
-    /// Sender of 2^log_n rows drawing from 2^(log_n - 2) distinct values.
+    /// Sender of 2^log_n rows drawing from 2^(log_n - 2) distinct values,
+    /// each sent at least once: a receiver row nothing is sent to would be
+    /// a witness cell no constraint binds.
     pub fn traces(log_n: u32, seed: u64) -> Vec<ColMatrix> {
         let n = 1usize << log_n;
         let k = (n / 4).max(1);
@@ -238,8 +240,8 @@ impl TwoTables {
         let values: Vec<F> = (0..k).map(|_| rng.next_felt()).collect();
         let mut mult = vec![0u64; k];
         let sent: Vec<F> = (0..n)
-            .map(|_| {
-                let j = (rng.next_felt().value() % k as u64) as usize;
+            .map(|i| {
+                let j = if i < k { i } else { (rng.next_felt().value() % k as u64) as usize };
                 mult[j] += 1;
                 values[j]
             })

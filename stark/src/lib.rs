@@ -3,9 +3,11 @@
 //! Owns the AIR and machine traits, the Fiat-Shamir transcript, proof
 //! options and their security level, the proof format, the prover (every
 //! heavy stage through the backend) and the verifier (host only, no
-//! backend).
+//! backend), and the tools that test soundness for any machine
+//! ([`attack`]: the malicious-witness harness and the proof fuzzer).
 
 pub mod air;
+pub mod attack;
 pub mod debug;
 pub mod examples;
 pub mod options;

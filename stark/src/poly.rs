@@ -51,6 +51,25 @@ pub fn interpolate_coset(values: &[Ext], shift: F) -> Vec<Ext> {
     v
 }
 
+/// Evaluations on the coset shift * H_n of the polynomial with these n
+/// coefficients (n a power of two): the inverse of [`interpolate_coset`].
+pub fn evaluate_coset(coeffs: &[Ext], shift: F) -> Vec<Ext> {
+    let n = coeffs.len();
+    let mut s = F::ONE;
+    let mut v: Vec<Ext> = coeffs
+        .iter()
+        .map(|c| {
+            let scaled = c.mul_base(s);
+            s *= shift;
+            scaled
+        })
+        .collect();
+    if n > 1 {
+        transform(&mut v, F::two_adic_root(n.trailing_zeros()));
+    }
+    v
+}
+
 /// Horner evaluation of coefficients at x.
 pub fn eval_poly(coeffs: &[Ext], x: Ext) -> Ext {
     coeffs.iter().rev().fold(Ext::ZERO, |acc, &c| acc * x + c)
@@ -68,5 +87,6 @@ mod tests {
         let w = F::two_adic_root(4);
         let values: Vec<Ext> = (0..16).map(|i| eval_poly(&coeffs, Ext::from_base(shift * w.pow(i as u64)))).collect();
         assert_eq!(interpolate_coset(&values, shift), coeffs);
+        assert_eq!(evaluate_coset(&coeffs, shift), values);
     }
 }

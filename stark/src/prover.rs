@@ -117,6 +117,29 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
     options: &ProofOptions,
     observer: Option<&dyn ProveObserver>,
 ) -> Result<(Proof, ProveStats), ProveError> {
+    prove_as(Conduct::Honest, backend, machine, traces, publics, options, observer)
+}
+
+/// Whether the prover refuses a witness that fails its own checks (the
+/// buses' balance, the quotient's degree, the last FRI layer's degree) or
+/// carries on as a cheating prover would: commit to what it has and keep
+/// the low-degree part of what is not low-degree. Only the soundness
+/// harness ([`crate::attack`]) forges; the verifier must reject the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Conduct {
+    Honest,
+    Forge,
+}
+
+pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
+    conduct: Conduct,
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+    observer: Option<&dyn ProveObserver>,
+) -> Result<(Proof, ProveStats), ProveError> {
     options.validate()?;
     let mut clock =
         Clock { start: Instant::now(), stats: ProveStats::default(), observer: observer.unwrap_or(&NoObserver) };
@@ -228,7 +251,9 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         tr.absorb_exts(b"aux-values", &values);
         aux_values.push(values);
     }
-    machine.check_aux_values(publics, &challenges, &aux_values).map_err(ProveError::AuxValues)?;
+    if conduct == Conduct::Honest {
+        machine.check_aux_values(publics, &challenges, &aux_values).map_err(ProveError::AuxValues)?;
+    }
 
     // Composition and quotient split.
     let alpha = tr.challenge_ext(b"alpha");
@@ -255,7 +280,13 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
         })?;
         st.fixed_lde = None;
         let (parts, tree) = clock.time("quotient commit", &shape.name, || -> Result<_, BackendError> {
-            let parts = backend.split_quotient(&ctx, &q, domain, shape.log_n, shape.parts)?;
+            let parts = match backend.split_quotient(&ctx, &q, domain, shape.log_n, shape.parts) {
+                Err(BackendError::ConstraintsNotSatisfied { .. }) if conduct == Conduct::Forge => {
+                    let low = low_degree_part(backend, &ctx, &q, domain, shape.parts << shape.log_n)?;
+                    backend.split_quotient(&ctx, &low, domain, shape.log_n, shape.parts)?
+                }
+                other => other?,
+            };
             let tree = backend.commit(&ctx, &parts, options.hash)?;
             Ok((parts, tree))
         })?;
@@ -369,9 +400,10 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
 
     // The final layer, as a polynomial.
     let final_host = backend.download(&fri_ctx, &layer)?;
-    let final_poly = final_polynomial(&final_host, log_max, log_final, options.log_blowup).ok_or_else(|| {
-        BackendError::ConstraintsNotSatisfied { table: "fri".into(), bound: 1 << (log_final - options.log_blowup) }
-    })?;
+    let final_poly =
+        final_polynomial(&final_host, log_max, log_final, options.log_blowup, conduct).ok_or_else(|| {
+            BackendError::ConstraintsNotSatisfied { table: "fri".into(), bound: 1 << (log_final - options.log_blowup) }
+        })?;
     tr.absorb_exts(b"final-poly", &final_poly);
 
     // Proof of work, then the queries.
@@ -438,14 +470,37 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
 
 /// Interpolates the final FRI layer (on its coset) and returns its first
 /// 2^(log_final - log_blowup) coefficients, or `None` if the higher ones
-/// are not zero.
-fn final_polynomial(layer: &ColMatrix, log_max: u32, log_final: u32, log_blowup: u32) -> Option<Vec<Ext>> {
+/// are not zero (a forger keeps the first ones regardless).
+fn final_polynomial(
+    layer: &ColMatrix,
+    log_max: u32,
+    log_final: u32,
+    log_blowup: u32,
+    conduct: Conduct,
+) -> Option<Vec<Ext>> {
     let values: Vec<Ext> = layer.ext_column(0);
     let shift = protocol::layer_shift(log_max, log_final);
     let coeffs = crate::poly::interpolate_coset(&values, shift);
     let keep = 1usize << (log_final - log_blowup);
-    if coeffs[keep..].iter().any(|c| !c.is_zero()) {
+    if conduct == Conduct::Honest && coeffs[keep..].iter().any(|c| !c.is_zero()) {
         return None;
     }
     Some(coeffs[..keep].to_vec())
+}
+
+/// A forger's quotient: the evaluations on `domain` of the first `bound`
+/// coefficients of the committed composition, which is not of low degree
+/// when the witness fails a constraint. On the host: forging is for tests.
+fn low_degree_part<B: Backend>(
+    backend: &B,
+    ctx: &Ctx,
+    quotient: &B::Matrix,
+    domain: Coset,
+    bound: usize,
+) -> Result<B::Matrix, BackendError> {
+    let values = backend.download(ctx, quotient)?.ext_column(0);
+    let mut coeffs = crate::poly::interpolate_coset(&values, domain.shift);
+    coeffs[bound..].iter_mut().for_each(|c| *c = Ext::ZERO);
+    let low = crate::poly::evaluate_coset(&coeffs, domain.shift);
+    backend.upload(ctx, &ColMatrix::from_ext_columns(&[low]))
 }
