@@ -26,6 +26,7 @@ pub struct TableShape {
     pub main_width: usize,
     /// Extension columns (3 base columns each).
     pub aux_width: usize,
+    pub num_aux_values: usize,
     pub parts: usize,
     pub offsets: Vec<usize>,
 }
@@ -58,15 +59,16 @@ pub fn table_shapes(
     if tables.len() != log_heights.len() {
         return Err(format!("{} tables, {} heights", tables.len(), log_heights.len()));
     }
+    // Heights come from the proof: bound them before any arithmetic.
+    if let Some((air, log_n)) = tables.iter().zip(log_heights).find(|(_, &h)| h > MAX_LOG_HEIGHT) {
+        return Err(format!("table {}: height 2^{log_n} exceeds 2^{MAX_LOG_HEIGHT}", air.name()));
+    }
     let log_max = *log_heights.iter().max().expect("non-empty") + options.log_blowup;
     let mut shapes = Vec::with_capacity(tables.len());
     for (air, &log_n) in tables.iter().zip(log_heights) {
         let cs = air.constraints();
         let l = cs.layout;
         let name = air.name().to_string();
-        if log_n > MAX_LOG_HEIGHT {
-            return Err(format!("table {name}: height 2^{log_n} exceeds 2^{MAX_LOG_HEIGHT}"));
-        }
         if let Some(fixed) = air.fixed_trace() {
             if fixed.width() != l.fixed_width || fixed.height() != 1 << log_n {
                 return Err(format!(
@@ -102,6 +104,7 @@ pub fn table_shapes(
             fixed_width: l.fixed_width,
             main_width: l.main_width,
             aux_width: l.aux_width,
+            num_aux_values: l.num_aux_values,
             parts,
             offsets: cs.offsets(),
         });

@@ -288,6 +288,14 @@ fn check_shapes(
         if proof.aux_roots[t].is_some() != (s.aux_width > 0) {
             return Err(shape_err(format!("table {}: auxiliary commitment presence is wrong", s.name)));
         }
+        if proof.aux_values[t].len() != s.num_aux_values {
+            return Err(shape_err(format!(
+                "table {}: {} auxiliary values, expected {}",
+                s.name,
+                proof.aux_values[t].len(),
+                s.num_aux_values
+            )));
+        }
         let od = &proof.ood[t];
         let points = s.offsets.len();
         if od.main.len() != points
