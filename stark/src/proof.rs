@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub const MAGIC: &[u8; 7] = b"KILNPRF";
-pub const FORMAT_VERSION: u16 = 1;
+/// 2: FRI roll-ins have their own challenge.
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Out-of-domain values of one table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

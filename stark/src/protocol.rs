@@ -8,7 +8,7 @@ use crate::transcript::Transcript;
 use backend_api::hash::hash_leaf;
 use backend_api::{ConstraintDomain, ConstraintSystem, Ext, Leaf, F, GENERATOR};
 
-pub const PROTOCOL: &[u8] = b"kiln-stark-v1";
+pub const PROTOCOL: &[u8] = b"kiln-stark-v2";
 /// Tables taller than this are refused (the LDE must fit the field's
 /// 2^32 roots of unity with blowup 16).
 pub const MAX_LOG_HEIGHT: u32 = 28;
@@ -197,6 +197,13 @@ pub fn fri_schedule(shapes: &[TableShape], options: &ProofOptions) -> (Vec<FriSt
         s -= log_arity;
     }
     (steps, log_final)
+}
+
+/// Per FRI step, whether a smaller table's DEEP quotient joins the folded
+/// layer there (its LDE height is the step's output height). Each roll-in
+/// has its own challenge, drawn after the step's beta.
+pub fn roll_ins(shapes: &[TableShape], steps: &[FriStep]) -> Vec<bool> {
+    steps.iter().map(|st| shapes.iter().any(|s| s.log_lde == st.log_size - st.log_arity)).collect()
 }
 
 /// The coset shift of the FRI layer with 2^log_size rows.

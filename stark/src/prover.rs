@@ -375,7 +375,8 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let mut layer = deep_by_height.remove(0).1;
     let mut layers: Vec<(B::Matrix, B::Tree, FriStep)> = vec![];
     let mut fri_roots = vec![];
-    for step in &steps {
+    let rolls = protocol::roll_ins(&shapes, &steps);
+    for (step, &rolls_in) in steps.iter().zip(&rolls) {
         let domain = Coset::new(step.log_size, protocol::layer_shift(log_max, step.log_size));
         let (leaves, tree) = clock.time("fri commit", "fri", || -> Result<_, BackendError> {
             let leaves = backend.reshape(&fri_ctx, &layer, layer.height() >> step.log_arity)?;
@@ -386,12 +387,13 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
         fri_roots.push(tree.root());
         let beta = tr.challenge_ext(b"fri-beta");
         let next_log = step.log_size - step.log_arity;
-        let roll = match deep_by_height.first() {
-            Some((h, _)) if *h == next_log => Some(deep_by_height.remove(0).1),
-            _ => None,
-        };
+        let roll = rolls_in.then(|| {
+            let (height, deep) = deep_by_height.remove(0);
+            debug_assert_eq!(height, next_log, "the schedule lands on every table's LDE height");
+            (deep, tr.challenge_ext(b"fri-roll-in"))
+        });
         let folded = clock.time("fri fold", "fri", || {
-            backend.fri_fold(&fri_ctx, &layer, domain, step.log_arity, beta, roll.as_ref().map(|g| (g, beta * beta)))
+            backend.fri_fold(&fri_ctx, &layer, domain, step.log_arity, beta, roll.as_ref().map(|(g, w)| (g, *w)))
         })?;
         layers.push((leaves, tree, *step));
         layer = folded;

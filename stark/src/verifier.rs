@@ -147,10 +147,13 @@ pub fn verify<M: Machine + ?Sized>(
     }
     let gamma = tr.challenge_ext(b"deep");
     let coeffs = protocol::deep_coeffs(&shapes, gamma);
+    let rolls = protocol::roll_ins(&shapes, &steps);
     let mut betas = Vec::with_capacity(steps.len());
-    for root in &proof.fri_roots {
+    let mut roll_weights = Vec::with_capacity(steps.len());
+    for (root, &rolls_in) in proof.fri_roots.iter().zip(&rolls) {
         tr.absorb_digest(b"fri-root", root);
         betas.push(tr.challenge_ext(b"fri-beta"));
+        roll_weights.push(rolls_in.then(|| tr.challenge_ext(b"fri-roll-in")));
     }
     tr.absorb_exts(b"final-poly", &proof.final_poly);
     let seed = tr.challenge_bytes(b"pow-seed");
@@ -204,8 +207,8 @@ pub fn verify<M: Machine + ?Sized>(
             }
             let x = protocol::layer_shift(log_max, step.log_size) * F::two_adic_root(step.log_size).pow(leaf as u64);
             expected = protocol::fold_point(&siblings, x, betas[k]);
-            if let Some(d) = deep.get(&log_leaves) {
-                expected += betas[k] * betas[k] * *d;
+            if let Some(weight) = roll_weights[k] {
+                expected += weight * deep[&log_leaves];
             }
             pos = leaf;
         }
