@@ -58,13 +58,30 @@ pub struct Execution {
     pub memory: Vec<MemAccess>,
 }
 
-/// A deliberate inconsistency, so tests can check the memory argument
-/// rejects it: the n-th load (0-based) returns the stored value plus one,
-/// and execution goes on with it as if memory had said so.
+/// A deliberate departure from the ISA, so tests can build the witness a
+/// cheating prover would (the executor carries on coherently from it) and
+/// check that the AIR rejects it. Never set outside tests.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadFault {
-    pub nth_load: usize,
+pub enum Deviation {
+    /// The n-th load (0-based) returns the stored value plus one.
+    LoadPlusOne { nth_load: usize },
+    /// The n-th load returns the value its address held before the last
+    /// write to it (zero if it was written once).
+    StaleLoad { nth_load: usize },
+    /// The n-th load returns `value` although its address was never
+    /// written (it must be such a load).
+    UnwrittenLoad { nth_load: usize, value: F },
+    /// Addresses are not checked against [0, 2^32).
+    UncheckedAddresses,
+    /// The n-th `read` skips one input.
+    SkipInput { nth_read: usize },
+    /// The n-th `read` returns the input before it again.
+    RepeatInput { nth_read: usize },
+    /// The step at `cycle` also writes its result to register `reg`.
+    ExtraWrite { cycle: u64, reg: u8 },
+    /// The first `halt` does not stop: execution goes on at pc + 1.
+    HaltFallsThrough,
 }
 
 #[derive(Clone, Debug)]
@@ -73,27 +90,78 @@ pub struct ExecOptions {
     /// Record steps and memory accesses (needed to build traces).
     pub record: bool,
     #[doc(hidden)]
-    pub fault: Option<LoadFault>,
+    pub deviation: Option<Deviation>,
 }
 
 impl Default for ExecOptions {
     fn default() -> ExecOptions {
-        ExecOptions { max_cycles: DEFAULT_MAX_CYCLES, record: false, fault: None }
+        ExecOptions { max_cycles: DEFAULT_MAX_CYCLES, record: false, deviation: None }
     }
 }
 
-fn to_addr(v: F) -> Option<u64> {
-    (v.value() < MEM_LIMIT).then_some(v.value())
+fn to_addr(v: F, dev: Option<Deviation>) -> Option<u64> {
+    (v.value() < MEM_LIMIT || dev == Some(Deviation::UncheckedAddresses)).then_some(v.value())
+}
+
+/// Word memory; remembers each address's value before its last write only
+/// when a deviation needs it.
+struct Memory {
+    now: HashMap<u64, F>,
+    before: Option<HashMap<u64, F>>,
+    loads: usize,
+}
+
+impl Memory {
+    fn new(dev: Option<Deviation>) -> Memory {
+        let before = matches!(dev, Some(Deviation::StaleLoad { .. })).then(HashMap::new);
+        Memory { now: HashMap::new(), before, loads: 0 }
+    }
+
+    fn store(&mut self, addr: u64, v: F) {
+        let old = self.now.insert(addr, v);
+        if let Some(before) = &mut self.before {
+            before.insert(addr, old.unwrap_or(F::ZERO));
+        }
+    }
+
+    fn load(&mut self, addr: u64, dev: Option<Deviation>) -> F {
+        let n = self.loads;
+        self.loads += 1;
+        let v = self.now.get(&addr).copied().unwrap_or(F::ZERO);
+        match dev {
+            Some(Deviation::LoadPlusOne { nth_load }) if nth_load == n => v + F::ONE,
+            Some(Deviation::StaleLoad { nth_load }) if nth_load == n => {
+                self.before.as_ref().and_then(|b| b.get(&addr)).copied().unwrap_or(F::ZERO)
+            }
+            Some(Deviation::UnwrittenLoad { nth_load, value }) if nth_load == n && !self.now.contains_key(&addr) => {
+                value
+            }
+            _ => v,
+        }
+    }
+}
+
+/// The input the `read` numbered `nth` returns, and the index after it.
+fn read_input(inputs: &[F], next: usize, nth: usize, dev: Option<Deviation>) -> Option<(F, usize)> {
+    let idx = match dev {
+        Some(Deviation::SkipInput { nth_read }) if nth_read == nth => next + 1,
+        Some(Deviation::RepeatInput { nth_read }) if nth_read == nth && next > 0 => {
+            return inputs.get(next).map(|_| (inputs[next - 1], next + 1));
+        }
+        _ => next,
+    };
+    inputs.get(idx).map(|&v| (v, idx + 1))
 }
 
 /// Runs `program` on `inputs`.
 pub fn execute(program: &Program, inputs: &[F], opts: &ExecOptions) -> Result<Execution, ExecError> {
+    let dev = opts.deviation;
     let mut regs = [F::ZERO; NUM_REGS];
-    let mut mem: HashMap<u64, F> = HashMap::new();
+    let mut mem = Memory::new(dev);
     let mut pc: usize = 0;
     let mut ex = Execution { inputs: inputs.to_vec(), ..Default::default() };
-    let mut next_input = 0usize;
-    let mut loads = 0usize;
+    let (mut next_input, mut reads) = (0usize, 0usize);
+    let mut halt_falls_through = dev == Some(Deviation::HaltFallsThrough);
     let len = program.len();
     for clk in 0..opts.max_cycles {
         let Some(&ins) = program.instructions.get(pc) else {
@@ -118,18 +186,13 @@ pub fn execute(program: &Program, inputs: &[F], opts: &ExecOptions) -> Result<Ex
             }
             Opcode::Load | Opcode::Store => {
                 let a = x + imm;
-                let addr = to_addr(a).ok_or(ExecError::BadAddress { pc, line, addr: a })?;
+                let addr = to_addr(a, dev).ok_or(ExecError::BadAddress { pc, line, addr: a })?;
                 let write = op == Opcode::Store;
                 let value = if write {
-                    mem.insert(addr, y);
+                    mem.store(addr, y);
                     y
                 } else {
-                    let mut v = mem.get(&addr).copied().unwrap_or(F::ZERO);
-                    if opts.fault == Some(LoadFault { nth_load: loads }) {
-                        v += F::ONE;
-                    }
-                    loads += 1;
-                    v
+                    mem.load(addr, dev)
                 };
                 if opts.record {
                     ex.memory.push(MemAccess { addr, clk, value, write });
@@ -149,8 +212,12 @@ pub fn execute(program: &Program, inputs: &[F], opts: &ExecOptions) -> Result<Ex
                 F::new(pc as u64 + 1)
             }
             Opcode::Read => {
-                let v = *inputs.get(next_input).ok_or(ExecError::InputExhausted { pc, line, given: inputs.len() })?;
-                next_input += 1;
+                let (v, after) = read_input(inputs, next_input, reads, dev).ok_or(ExecError::InputExhausted {
+                    pc,
+                    line,
+                    given: inputs.len(),
+                })?;
+                (next_input, reads) = (after, reads + 1);
                 v
             }
             Opcode::Write => {
@@ -168,8 +235,17 @@ pub fn execute(program: &Program, inputs: &[F], opts: &ExecOptions) -> Result<Ex
         if let Some(d) = ins.dest() {
             regs[d] = res;
         }
+        if let Some(Deviation::ExtraWrite { cycle, reg }) = dev {
+            if cycle == clk && reg != 0 {
+                regs[reg as usize] = res;
+            }
+        }
         ex.cycles = clk + 1;
         if op == Opcode::Halt {
+            if std::mem::take(&mut halt_falls_through) {
+                pc += 1;
+                continue;
+            }
             if next_input != inputs.len() {
                 return Err(ExecError::UnreadInputs { read: next_input, given: inputs.len() });
             }

@@ -427,8 +427,9 @@ fn prove_with<B: Backend>(
 
     bar.set_message("executing");
     let t0 = Instant::now();
-    let ex = execute(program, inputs, &ExecOptions { max_cycles: a.prog.max_cycles, record: true, fault: None })
-        .map_err(|e| format!("execution failed: {e}"))?;
+    let ex =
+        execute(program, inputs, &ExecOptions { max_cycles: a.prog.max_cycles, record: true, ..Default::default() })
+            .map_err(|e| format!("execution failed: {e}"))?;
     span("execute", t0);
 
     bar.set_message("generating traces");

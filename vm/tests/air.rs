@@ -2,16 +2,16 @@
 //! constraint checker.
 
 use backend_api::F;
-use vm::exec::LoadFault;
+use vm::exec::Deviation;
 use vm::{assemble, check::check, examples, execute, trace, ExecOptions, Execution, Program, VmMachine};
 
 fn felts(v: &[u64]) -> Vec<F> {
     v.iter().map(|&x| F::new(x)).collect()
 }
 
-fn run(src: &str, inputs: &[u64], fault: Option<LoadFault>) -> (Program, Execution) {
+fn run(src: &str, inputs: &[u64], deviation: Option<Deviation>) -> (Program, Execution) {
     let p = assemble(src).unwrap();
-    let ex = execute(&p, &felts(inputs), &ExecOptions { record: true, fault, ..Default::default() }).unwrap();
+    let ex = execute(&p, &felts(inputs), &ExecOptions { record: true, deviation, ..Default::default() }).unwrap();
     (p, ex)
 }
 
@@ -83,7 +83,7 @@ fn a_tampered_input_is_rejected() {
 #[test]
 fn a_memory_inconsistency_is_rejected() {
     for nth_load in [0, 3] {
-        let (p, ex) = run(examples::FACTORIAL, &[5], Some(LoadFault { nth_load }));
+        let (p, ex) = run(examples::FACTORIAL, &[5], Some(Deviation::LoadPlusOne { nth_load }));
         let err = check_run(&p, &ex, &ex.outputs).unwrap_err();
         assert!(err.contains("table memory"), "{err}");
     }
