@@ -8,14 +8,14 @@
 //!   (or zero).
 //! - `program`: fixed, built by the verifier from the program; the CPU's
 //!   instruction fetch is a lookup into it.
-//! - `range`: fixed values 0..2^16; the memory table's ordering gaps are
-//!   looked up in it, as two 16-bit limbs.
+//! - `range`: fixed values 0..2^16; the memory table's addresses and
+//!   ordering gaps are looked up in it, as two 16-bit limbs each.
 //!
 //! Buses (tags): fetch (1): cpu sends (pc, decoded instruction) every row,
 //! program receives with its multiplicity column. memory (2): cpu sends
 //! (addr, clk, value, is_write) on loads and stores, memory receives its
 //! real rows. range (3): memory sends both limbs of every row's gap, range
-//! receives with its multiplicity column. io (4): cpu sends (0, i, value)
+//! receives with its multiplicity column (the address limbs too). io (4): cpu sends (0, i, value)
 //! for its i-th `read` and (1, j, value) for its j-th `write`; the verifier
 //! adds the public inputs and outputs itself, each exactly once.
 //!
@@ -65,6 +65,20 @@ pub mod cpu {
     pub const SELD: usize = SEL2 + NUM_REGS - 1;
     pub const WIDTH: usize = SELD + NUM_REGS - 1;
     pub const DECODED_WIDTH: usize = WIDTH - DECODED;
+
+    /// Column names, for reports.
+    pub fn names() -> Vec<String> {
+        let regs = |prefix: &'static str| (1..NUM_REGS).map(move |j| format!("{prefix}r{j}"));
+        let mut names: Vec<String> = ["clk", "pc"].map(String::from).into();
+        names.extend(regs(""));
+        names.extend(["x", "y", "res", "inv", "in_ptr", "out_ptr", "imm", "tgt"].map(String::from));
+        names.extend(Opcode::ALL.iter().map(|op| format!("flag.{}", op.mnemonic())));
+        for sel in ["sel1.", "sel2.", "seld."] {
+            names.extend(regs(sel));
+        }
+        debug_assert_eq!(names.len(), WIDTH);
+        names
+    }
 }
 
 /// Memory main columns.
@@ -81,7 +95,11 @@ pub mod mem {
     /// within an address, addr - addr_prev - 1 across addresses.
     pub const LO: usize = 6;
     pub const HI: usize = 7;
-    pub const WIDTH: usize = 8;
+    /// The address as two 16-bit limbs: every address lies in [0, 2^32).
+    pub const ADDR_LO: usize = 8;
+    pub const ADDR_HI: usize = 9;
+    pub const WIDTH: usize = 10;
+    pub const NAMES: [&str; WIDTH] = ["addr", "clk", "val", "write", "real", "same", "lo", "hi", "addr_lo", "addr_hi"];
 }
 
 /// Program table: fixed columns pc, the decoded instruction, is_real; one
@@ -128,6 +146,7 @@ fn layout(fixed_width: usize, main_width: usize, interactions: usize, num_public
 /// One table: constraints, optional fixed trace, and its LogUp interactions.
 pub struct Table {
     name: &'static str,
+    column_names: Vec<String>,
     cs: ConstraintSystem,
     fixed: Option<ColMatrix>,
     logup: LogUp,
@@ -139,6 +158,9 @@ impl Air for Table {
     }
     fn constraints(&self) -> &ConstraintSystem {
         &self.cs
+    }
+    fn column_name(&self, col: usize) -> String {
+        self.column_names.get(col).cloned().unwrap_or_else(|| format!("main[{col}]"))
     }
     fn fixed_trace(&self) -> Option<&ColMatrix> {
         self.fixed.as_ref()
@@ -154,13 +176,15 @@ fn table(
     fixed: Option<ColMatrix>,
     body: impl FnOnce(&mut ConstraintBuilder),
     at: &dyn Fn(usize) -> Vec<Interaction>,
+    column_names: &[&str],
 ) -> Table {
     let mut b = ConstraintBuilder::new(layout);
     body(&mut b);
     backend_api::logup::constrain(&mut b, at, CH_Z, CH_ALPHA);
     let cs = b.build().expect("the VM's constraints fit their layout");
     let logup = LogUp::new(layout, at(0), CH_Z, CH_ALPHA).expect("the VM's interactions fit their layout");
-    Table { name, cs, fixed, logup }
+    let column_names = column_names.iter().map(|s| s.to_string()).collect();
+    Table { name, column_names, cs, fixed, logup }
 }
 
 fn cpu_interactions(off: usize) -> Vec<Interaction> {
@@ -222,6 +246,10 @@ fn cpu_table(num_public: usize) -> Table {
         let d = m(X) - &yi;
         b.always(&cmp * (m(RES) - Expr::one() + &d * m(INV)));
         b.always(&cmp * &d * m(RES));
+        // inv is 1/d where res = 0 and zero elsewhere, so it is never free.
+        b.always((Expr::one() - &cmp) * m(INV));
+        b.always(m(RES) * m(INV));
+        b.always(f(Opcode::Halt) * m(RES));
         b.always(f(Opcode::Store) * (m(RES) - m(Y)));
         b.always(f(Opcode::Write) * (m(RES) - m(X)));
         b.always((f(Opcode::Jal) + f(Opcode::Jalr)) * (m(RES) - &pc1));
@@ -246,7 +274,9 @@ fn cpu_table(num_public: usize) -> Table {
         b.when_transition(f(Opcode::Jalr) * (&npc - m(X) - m(IMM)));
         b.when_transition(f(Opcode::Halt) * (&npc - m(PC)));
     };
-    table("cpu", layout(0, WIDTH, 3, num_public), None, body, &cpu_interactions)
+    let names = names();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    table("cpu", layout(0, WIDTH, 3, num_public), None, body, &cpu_interactions, &names)
 }
 
 fn memory_interactions(off: usize) -> Vec<Interaction> {
@@ -256,6 +286,8 @@ fn memory_interactions(off: usize) -> Vec<Interaction> {
         Interaction { tag: TAG_MEMORY, values: vec![c(ADDR), c(CLK), c(VAL), c(WRITE)], mult: c(REAL) },
         Interaction { tag: TAG_RANGE, values: vec![c(LO)], mult: -Expr::one() },
         Interaction { tag: TAG_RANGE, values: vec![c(HI)], mult: -Expr::one() },
+        Interaction { tag: TAG_RANGE, values: vec![c(ADDR_LO)], mult: -Expr::one() },
+        Interaction { tag: TAG_RANGE, values: vec![c(ADDR_HI)], mult: -Expr::one() },
     ]
 }
 
@@ -268,6 +300,9 @@ fn memory_table(num_public: usize) -> Table {
         for col in [SAME, WRITE, REAL] {
             b.always(m(col) * (&one - m(col)));
         }
+        let limbs = |lo, hi| m(lo) + m(hi) * F::new(1 << RANGE_BITS);
+        // Every address is below 2^32: its 16-bit limbs are range-checked.
+        b.always(m(ADDR) - limbs(ADDR_LO, ADDR_HI));
         // Padding only at the end, so it cannot sit between real accesses.
         b.when_transition((&one - m(REAL)) * n(REAL));
         b.when_transition(n(SAME) * (n(ADDR) - m(ADDR)));
@@ -277,8 +312,17 @@ fn memory_table(num_public: usize) -> Table {
         // A read sees the previous access's value at that address, or zero.
         b.when_transition((&one - n(WRITE)) * (n(VAL) - n(SAME) * m(VAL)));
         b.when_first_row((&one - m(WRITE)) * m(VAL));
+        // The first row has no predecessor: no gap, a new address.
+        for col in [SAME, LO, HI] {
+            b.when_first_row(m(col));
+        }
+        // Padding rows write zero to the last address: the witness is a
+        // function of the accesses, so no cell of it is free.
+        b.always((&one - m(REAL)) * m(VAL));
+        b.always((&one - m(REAL)) * (&one - m(WRITE)));
+        b.when_transition((&one - n(REAL)) * (&one - n(SAME)));
     };
-    table("memory", layout(0, WIDTH, 3, num_public), None, body, &memory_interactions)
+    table("memory", layout(0, WIDTH, 5, num_public), None, body, &memory_interactions, &mem::NAMES)
 }
 
 fn program_interactions(off: usize) -> Vec<Interaction> {
@@ -308,7 +352,7 @@ fn program_table(program: &Program, num_public: usize) -> Table {
         b.always(Expr::main(prog::MULT, 0) * (Expr::one() - Expr::fixed(prog::IS_REAL, 0)));
     };
     let fixed = program_fixed(program);
-    table("program", layout(prog::FIXED_WIDTH, 1, 1, num_public), Some(fixed), body, &program_interactions)
+    table("program", layout(prog::FIXED_WIDTH, 1, 1, num_public), Some(fixed), body, &program_interactions, &["mult"])
 }
 
 fn range_interactions(off: usize) -> Vec<Interaction> {
@@ -317,7 +361,7 @@ fn range_interactions(off: usize) -> Vec<Interaction> {
 
 fn range_table(num_public: usize) -> Table {
     let fixed = ColMatrix::from_columns(vec![(0..1u64 << RANGE_BITS).map(F::new).collect()]);
-    table("range", layout(1, 1, 1, num_public), Some(fixed), |_| {}, &range_interactions)
+    table("range", layout(1, 1, 1, num_public), Some(fixed), |_| {}, &range_interactions, &["mult"])
 }
 
 /// Errors building a statement from public values.

@@ -32,9 +32,13 @@ pub fn generate(program: &Program, ex: &Execution) -> Result<Vec<ColMatrix>, Tra
         pc_mult[pc.value() as usize] += 1;
     }
     let mut range_mult = vec![0u64; 1 << RANGE_BITS];
-    for col in [mem::LO, mem::HI] {
+    for col in [mem::LO, mem::HI, mem::ADDR_LO, mem::ADDR_HI] {
+        // A limb out of range (only from an execution that broke the ISA)
+        // has no table row to count: the range bus then refuses it.
         for &v in memory.column(col) {
-            range_mult[v.value() as usize] += 1;
+            if let Some(m) = range_mult.get_mut(v.value() as usize) {
+                *m += 1;
+            }
         }
     }
     let program_trace = ColMatrix::from_columns(vec![pc_mult.into_iter().map(F::new).collect()]);
@@ -108,6 +112,8 @@ fn memory_trace(accesses: &[MemAccess]) -> ColMatrix {
             (mem::SAME, F::new(same as u64)),
             (mem::LO, F::new(gap & ((1 << RANGE_BITS) - 1))),
             (mem::HI, F::new(gap >> RANGE_BITS)),
+            (mem::ADDR_LO, F::new(a.addr & ((1 << RANGE_BITS) - 1))),
+            (mem::ADDR_HI, F::new(a.addr >> RANGE_BITS)),
         ];
         for (c, v) in row {
             data[c * n + r] = v;
