@@ -87,10 +87,12 @@ impl ProofOptions {
         Ok(())
     }
 
-    /// Conjectured security in bits for proofs whose largest LDE has
-    /// 2^log_max_lde rows; see docs/SOUNDNESS.md for the derivation.
+    /// Security in bits for proofs whose largest LDE has 2^log_max_lde
+    /// rows: the conjectured level (`bits`, what `kiln` prints and what
+    /// acceptance by minimum security compares) and the provable one; see
+    /// docs/SOUNDNESS.md for both derivations.
     pub fn security(&self, log_max_lde: u32) -> Security {
-        let ProofOptions { log_blowup, num_queries, grinding_bits, hash: _, log_fri_arity: _, log_final_poly_len: _ } =
+        let ProofOptions { log_blowup, num_queries, grinding_bits, hash: _, log_fri_arity, log_final_poly_len: _ } =
             *self;
         // Each FRI query passes a far-from-code word with probability at most
         // rho = 1/blowup (the conjecture of the ethSTARK analysis); grinding
@@ -101,18 +103,47 @@ impl ProofOptions {
         let field = 191u32.saturating_sub(log_max_lde + 8);
         // 256-bit digests: 128-bit collision resistance.
         let hash = 128;
-        Security { fri, field, hash, bits: fri.min(field).min(hash) }
+        let provable = provable_fri_bits(log_blowup, num_queries, grinding_bits, log_fri_arity, log_max_lde);
+        Security { fri, field, hash, bits: fri.min(field).min(hash), provable: provable.min(field).min(hash) }
     }
+}
+
+/// Bits of E = F_p^3 (p^3 ~ 2^191.99).
+const LOG_EXT_FIELD: f64 = 191.99;
+/// Columns a DEEP quotient may batch, for the provable batching error.
+const LOG_MAX_BATCHED: f64 = 10.0;
+
+/// FRI's provable security in the Johnson-bound regime: proximity
+/// 1 - sqrt(rho) - eta with eta = sqrt(rho)/100. A query passes a word that
+/// far from the code with probability at most sqrt(rho) + eta; the
+/// commit-phase and batching errors are the proximity-gaps bound for
+/// folding with powers of one challenge (Ben-Sasson, Carmon, Haboeck,
+/// Kopparty, Saraf 2025, Thm 4.2). The least of the three, in whole bits.
+fn provable_fri_bits(log_blowup: u32, queries: usize, grinding: u32, log_arity: u32, log_lde: u32) -> u32 {
+    let rate = 0.5f64.powi(log_blowup as i32);
+    let sqrt_rate = rate.sqrt();
+    let eta = sqrt_rate / 100.0;
+    let proximity = 1.0 - sqrt_rate - eta;
+    let query = queries as f64 * -(sqrt_rate + eta).log2() + grinding as f64;
+    let m = ((sqrt_rate / eta).ceil().max(3.0)) + 0.5;
+    let n = 2f64.powi(log_lde as i32);
+    let gap = ((2.0 * m.powi(5) + 3.0 * m * proximity * rate) * n / (3.0 * rate * sqrt_rate) + m / sqrt_rate).log2();
+    let commit = LOG_EXT_FIELD - gap - ((1u64 << log_arity) as f64 - 1.0).log2();
+    let batching = LOG_EXT_FIELD - gap - LOG_MAX_BATCHED;
+    query.min(commit).min(batching).floor().max(0.0) as u32
 }
 
 /// The parts of the security calculation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Security {
+    /// FRI under the ethSTARK conjecture: queries * log2(blowup) + grinding.
     pub fri: u32,
     pub field: u32,
     pub hash: u32,
-    /// The minimum of the three.
+    /// The conjectured level: the minimum of the three.
     pub bits: u32,
+    /// The provable level (Johnson-bound regime), never above `bits`.
+    pub provable: u32,
 }
 
 #[cfg(test)]
@@ -125,6 +156,26 @@ mod tests {
         o.validate().unwrap();
         assert!(o.security(24).bits >= DEFAULT_MIN_SECURITY_BITS);
         assert_eq!(o.security(24).fri, 104);
+    }
+
+    #[test]
+    fn provable_security_of_the_defaults() {
+        // 44 queries at 0.986 bits each (-log2(0.505)), plus 16 of grinding;
+        // the commit phase and batching stay above 110 bits up to 2^32 rows.
+        let o = ProofOptions::default();
+        for log_lde in [10, 22, 32] {
+            let s = o.security(log_lde);
+            assert_eq!(s.provable, 59, "2^{log_lde} rows");
+            assert!(s.provable < s.bits);
+        }
+        assert!(provable_fri_bits(2, 0, 0, 2, 32) == 0);
+        assert!(provable_fri_bits(2, 512, 0, 2, 32) > 110);
+        assert!(provable_fri_bits(2, 512, 0, 2, 32) < 140);
+        // More queries, a higher blowup or more grinding never lower it.
+        let more = |o: ProofOptions| o.security(22).provable;
+        assert!(more(ProofOptions { num_queries: 60, ..o }) > more(o));
+        assert!(more(ProofOptions { log_blowup: 3, ..o }) > more(o));
+        assert!(more(ProofOptions { grinding_bits: 20, ..o }) > more(o));
     }
 
     #[test]

@@ -61,7 +61,10 @@ impl Transcript {
     }
 
     /// An extension element; each coordinate is 8 digest bytes reduced mod
-    /// p (bias below 2^-32 per coordinate).
+    /// p. As 2^64 < 2p, a coordinate takes any given value with probability
+    /// at most 2/2^64 < 2/p, so the element equals any given element of E
+    /// with probability at most 8/|E|: every Schwartz-Zippel bound over E
+    /// holds with a factor of 8 (3 bits), accounted in docs/SOUNDNESS.md.
     pub fn challenge_ext(&mut self, label: &[u8]) -> Ext {
         let d = self.challenge_bytes(label);
         let c = |i: usize| F::new(u64::from_le_bytes(d[8 * i..8 * i + 8].try_into().expect("8 bytes")));

@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use stark::verifier::Acceptance;
-use stark::{ProofOptions, ProveObserver, StageTiming};
+use stark::{ProofOptions, ProveObserver, Security, StageTiming};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -458,7 +458,7 @@ fn prove_with<B: Backend>(
     span("verify", t0);
 
     let log_max_lde = heights.iter().map(|h| h.1).max().unwrap_or(0) + opts.log_blowup;
-    let security = opts.security(log_max_lde).bits;
+    let Security { bits: security, provable, .. } = opts.security(log_max_lde);
     let bundle = ProofBundle { program: program.clone(), publics: machine.publics().to_vec(), proof };
     let bytes = bundle.to_bytes();
     if let (Some(tmp), Some(path)) = (trace_tmp, a.trace_out.as_deref()) {
@@ -499,6 +499,7 @@ fn prove_with<B: Backend>(
             "options": {"blowup": opts.blowup(), "queries": opts.num_queries, "grinding_bits": opts.grinding_bits,
                         "hash": opts.hash.name()},
             "security_bits": security,
+            "provable_security_bits": provable,
             "recovery": recovered.as_ref().map(|r| r.stages.iter().filter(|(_, c)| c.declines > 0).map(|(s, c)| {
                 json!({"stage": s.name(), "declines": c.declines, "retried": c.retried, "recomputed": c.recomputed})
             }).collect::<Vec<_>>()),
@@ -518,7 +519,7 @@ fn prove_with<B: Backend>(
         say!("cycles    {}", ex.cycles);
         say!("tables    {}", tables.join(", "));
         say!(
-            "options   {backend_name} backend, blowup {}, {} queries, {} grinding bits, {} ({security}-bit conjectured)",
+            "options   {backend_name} backend, blowup {}, {} queries, {} grinding bits, {} ({security}-bit conjectured, {provable} provable)",
             opts.blowup(),
             opts.num_queries,
             opts.grinding_bits,
@@ -552,7 +553,7 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
         .map_err(|e| format!("proof rejected: {e}"))?;
     let elapsed = t0.elapsed();
     let log_max_lde = bundle.proof.log_heights.iter().max().copied().unwrap_or(0) + bundle.proof.options.log_blowup;
-    let security = bundle.proof.options.security(log_max_lde).bits;
+    let Security { bits: security, provable, .. } = bundle.proof.options.security(log_max_lde);
     let hash = hex(&bundle.program.hash());
     if a.json {
         let v = json!({
@@ -562,6 +563,7 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
             "inputs": nums(machine.inputs()),
             "outputs": nums(machine.outputs()),
             "security_bits": security,
+            "provable_security_bits": provable,
             "time_ms": elapsed.as_secs_f64() * 1e3,
         });
         say!("{v}");
@@ -569,7 +571,7 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
         say!("verified  program {} ({} instructions)", &hash[..16], bundle.program.len());
         say!("inputs    {}", list(machine.inputs()));
         say!("outputs   {}", list(machine.outputs()));
-        say!("security  {security} bits (conjectured), checked in {elapsed:.2?}");
+        say!("security  {security} bits conjectured, {provable} provable; checked in {elapsed:.2?}");
     }
     Ok(())
 }
