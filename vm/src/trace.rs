@@ -1,11 +1,18 @@
 //! Trace generation: an execution record to the four main traces, in the
 //! machine's table order (cpu, memory, program, range), each padded to a
 //! power-of-two height with rows that satisfy the constraints.
+//!
+//! Tables are built in parallel over blocks of rows: each block writes its
+//! slice of every column (column-major, so a block's slices stay in a
+//! core's cache) into a zeroed buffer, and only the non-zero cells are
+//! written. What a row needs from the rows before it (the io pointers, the
+//! previous memory access) is known per block before the blocks run.
 
 use crate::air::{cpu, decode, mem, prog, MIN_LOG_HEIGHT, RANGE_BITS};
-use crate::exec::{Execution, MemAccess};
+use crate::exec::{Execution, MemAccess, Step};
 use crate::isa::{Opcode, Program, NUM_REGS};
 use backend_api::{ColMatrix, F};
+use rayon::prelude::*;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TraceError {
@@ -14,6 +21,10 @@ pub enum TraceError {
     #[error("the execution has no steps")]
     Empty,
 }
+
+/// Rows per block: a block's slices of the CPU table's 51 columns take
+/// 51 x 4096 x 8 bytes, within a core's L2.
+const BLOCK: usize = 1 << 12;
 
 fn padded(n: usize) -> usize {
     n.next_power_of_two().max(1 << MIN_LOG_HEIGHT)
@@ -24,101 +35,188 @@ pub fn generate(program: &Program, ex: &Execution) -> Result<Vec<ColMatrix>, Tra
     if ex.steps.is_empty() {
         return Err(if ex.cycles == 0 { TraceError::Empty } else { TraceError::NotRecorded });
     }
-    let cpu_trace = cpu_trace(program, ex);
-    let memory = memory_trace(&ex.memory);
-
-    let mut pc_mult = vec![0u64; program_fixed_height(program)];
-    for &pc in cpu_trace.column(cpu::PC) {
-        pc_mult[pc.value() as usize] += 1;
-    }
-    let mut range_mult = vec![0u64; 1 << RANGE_BITS];
-    for col in [mem::LO, mem::HI, mem::ADDR_LO, mem::ADDR_HI] {
-        // A limb out of range (only from an execution that broke the ISA)
-        // has no table row to count: the range bus then refuses it.
-        for &v in memory.column(col) {
-            if let Some(m) = range_mult.get_mut(v.value() as usize) {
-                *m += 1;
-            }
-        }
-    }
-    let program_trace = ColMatrix::from_columns(vec![pc_mult.into_iter().map(F::new).collect()]);
-    let range_trace = ColMatrix::from_columns(vec![range_mult.into_iter().map(F::new).collect()]);
-    debug_assert_eq!(prog::MULT, 0);
+    let ((cpu_trace, program_trace), (memory, range_trace)) = rayon::join(
+        || (cpu_trace(program, ex), program_multiplicities(program, &ex.steps)),
+        || {
+            let memory = memory_trace(&ex.memory);
+            let range = range_multiplicities(&memory);
+            (memory, range)
+        },
+    );
     Ok(vec![cpu_trace, memory, program_trace, range_trace])
 }
 
-fn program_fixed_height(program: &Program) -> usize {
-    padded(program.len())
+/// A zeroed column-major matrix, cut into blocks of rows: `blocks[b][c]`
+/// is column c's slice of rows [b * BLOCK, (b + 1) * BLOCK).
+fn blocks_of(data: &mut [F], height: usize) -> Vec<Vec<&mut [F]>> {
+    let mut blocks: Vec<Vec<&mut [F]>> = (0..height.div_ceil(BLOCK)).map(|_| vec![]).collect();
+    for column in data.chunks_mut(height) {
+        for (b, slice) in column.chunks_mut(BLOCK).enumerate() {
+            blocks[b].push(slice);
+        }
+    }
+    blocks
+}
+
+/// The decoded instruction's non-zero cells, per pc.
+fn sparse_decoded(program: &Program) -> Vec<Vec<(usize, F)>> {
+    let nonzero = |d: [F; cpu::DECODED_WIDTH]| -> Vec<(usize, F)> {
+        d.into_iter().enumerate().filter(|(_, v)| !v.is_zero()).map(|(i, v)| (cpu::DECODED + i, v)).collect()
+    };
+    program.instructions.iter().map(|ins| nonzero(decode(ins))).collect()
+}
+
+/// The (in_ptr, out_ptr) at the first row of every block: the reads and
+/// writes of the rows before it.
+fn io_pointers(program: &Program, steps: &[Step], blocks: usize) -> Vec<(u64, u64)> {
+    let counts: Vec<(u64, u64)> = (0..blocks)
+        .into_par_iter()
+        .map(|b| {
+            let rows = steps.get(b * BLOCK..((b + 1) * BLOCK).min(steps.len())).unwrap_or(&[]);
+            rows.iter().fold((0, 0), |(r, w), s| {
+                let op = program.instructions[s.pc as usize].op;
+                (r + (op == Opcode::Read) as u64, w + (op == Opcode::Write) as u64)
+            })
+        })
+        .collect();
+    let mut at = (0, 0);
+    counts
+        .into_iter()
+        .map(|(r, w)| {
+            let start = at;
+            at = (at.0 + r, at.1 + w);
+            start
+        })
+        .collect()
 }
 
 fn cpu_trace(program: &Program, ex: &Execution) -> ColMatrix {
     let rows = ex.steps.len();
     let n = padded(rows);
-    let mut data = vec![F::ZERO; cpu::WIDTH * n];
-    let mut set = |r: usize, c: usize, v: F| data[c * n + r] = v;
-    let (mut in_ptr, mut out_ptr) = (0u64, 0u64);
-    for r in 0..n {
-        // Padding repeats the final halt, one cycle later each row.
-        let step = &ex.steps[r.min(rows - 1)];
-        let ins = &program.instructions[step.pc as usize];
-        set(r, cpu::CLK, F::new(r as u64));
-        set(r, cpu::PC, F::new(step.pc as u64));
-        for j in 1..NUM_REGS {
-            set(r, cpu::REG + j - 1, step.regs[j]);
+    let decoded = sparse_decoded(program);
+    let mut data = bytemuck::zeroed_vec::<F>(cpu::WIDTH * n);
+    let blocks = blocks_of(&mut data, n);
+    let starts = io_pointers(program, &ex.steps, blocks.len());
+    blocks.into_par_iter().zip(starts).enumerate().for_each(|(b, (mut cols, (mut in_ptr, mut out_ptr)))| {
+        for i in 0..cols[0].len() {
+            let r = b * BLOCK + i;
+            // Padding repeats the final halt, one cycle later each row.
+            let step = &ex.steps[r.min(rows - 1)];
+            let ins = &program.instructions[step.pc as usize];
+            let mut set = |c: usize, v: F| cols[c][i] = v;
+            set(cpu::CLK, F::new(r as u64));
+            set(cpu::PC, F::new(step.pc as u64));
+            for j in 1..NUM_REGS {
+                set(cpu::REG + j - 1, step.regs[j]);
+            }
+            let x = step.regs[ins.rs1 as usize];
+            let y = step.regs[ins.rs2 as usize];
+            set(cpu::X, x);
+            set(cpu::Y, y);
+            set(cpu::RES, step.res);
+            if matches!(ins.op, Opcode::Eq | Opcode::Beq | Opcode::Bne) {
+                set(cpu::INV, (x - y - ins.imm).inverse().unwrap_or(F::ZERO));
+            }
+            set(cpu::IN_PTR, F::new(in_ptr));
+            set(cpu::OUT_PTR, F::new(out_ptr));
+            for &(c, v) in &decoded[step.pc as usize] {
+                set(c, v);
+            }
+            in_ptr += (ins.op == Opcode::Read) as u64;
+            out_ptr += (ins.op == Opcode::Write) as u64;
         }
-        let x = step.regs[ins.rs1 as usize];
-        let y = step.regs[ins.rs2 as usize];
-        set(r, cpu::X, x);
-        set(r, cpu::Y, y);
-        set(r, cpu::RES, step.res);
-        if matches!(ins.op, Opcode::Eq | Opcode::Beq | Opcode::Bne) {
-            set(r, cpu::INV, (x - y - ins.imm).inverse().unwrap_or(F::ZERO));
-        }
-        set(r, cpu::IN_PTR, F::new(in_ptr));
-        set(r, cpu::OUT_PTR, F::new(out_ptr));
-        for (i, v) in decode(ins).into_iter().enumerate() {
-            set(r, cpu::DECODED + i, v);
-        }
-        in_ptr += (ins.op == Opcode::Read) as u64;
-        out_ptr += (ins.op == Opcode::Write) as u64;
-    }
+    });
     ColMatrix::new(cpu::WIDTH, n, data)
+}
+
+/// Row r of the memory table: the r-th access in (address, cycle) order,
+/// or padding, which writes zero to the last address one cycle apart.
+fn memory_row(sorted: &[MemAccess], r: usize) -> [(usize, F); mem::WIDTH] {
+    let real = r < sorted.len();
+    let at = |i: usize| match sorted.get(i) {
+        Some(a) => *a,
+        None => {
+            let last = sorted.last().map_or(MemAccess { addr: 0, clk: 0, value: F::ZERO, write: true }, |a| *a);
+            let clk = if sorted.is_empty() { i as u64 } else { last.clk + (i + 1 - sorted.len()) as u64 };
+            MemAccess { addr: last.addr, clk, value: F::ZERO, write: true }
+        }
+    };
+    let a = at(r);
+    let prev = (r > 0).then(|| at(r - 1));
+    let same = prev.is_some_and(|p| p.addr == a.addr);
+    let gap = match prev {
+        None => 0,
+        Some(p) if same => a.clk - p.clk - 1,
+        Some(p) => a.addr - p.addr - 1,
+    };
+    let limb = |v: u64| F::new(v & ((1 << RANGE_BITS) - 1));
+    [
+        (mem::ADDR, F::new(a.addr)),
+        (mem::CLK, F::new(a.clk)),
+        (mem::VAL, a.value),
+        (mem::WRITE, F::new(a.write as u64)),
+        (mem::REAL, F::new(real as u64)),
+        (mem::SAME, F::new(same as u64)),
+        (mem::LO, limb(gap)),
+        (mem::HI, F::new(gap >> RANGE_BITS)),
+        (mem::ADDR_LO, limb(a.addr)),
+        (mem::ADDR_HI, F::new(a.addr >> RANGE_BITS)),
+    ]
 }
 
 fn memory_trace(accesses: &[MemAccess]) -> ColMatrix {
     let mut sorted = accesses.to_vec();
-    sorted.sort_unstable_by_key(|a| (a.addr, a.clk));
+    sorted.par_sort_unstable_by_key(|a| (a.addr, a.clk));
     let n = padded(sorted.len());
-    let mut data = vec![F::ZERO; mem::WIDTH * n];
-    let (mut addr, mut clk) = (0u64, 0u64);
-    for r in 0..n {
-        let (a, real) = match sorted.get(r) {
-            Some(a) => (*a, true),
-            // Padding: writes to the last address, one cycle apart (gap 0).
-            None => (MemAccess { addr, clk: if r == 0 { 0 } else { clk + 1 }, value: F::ZERO, write: true }, false),
-        };
-        let same = r > 0 && a.addr == addr;
-        let gap = match (r, same) {
-            (0, _) => 0,
-            (_, true) => a.clk - clk - 1,
-            (_, false) => a.addr - addr - 1,
-        };
-        let row = [
-            (mem::ADDR, F::new(a.addr)),
-            (mem::CLK, F::new(a.clk)),
-            (mem::VAL, a.value),
-            (mem::WRITE, F::new(a.write as u64)),
-            (mem::REAL, F::new(real as u64)),
-            (mem::SAME, F::new(same as u64)),
-            (mem::LO, F::new(gap & ((1 << RANGE_BITS) - 1))),
-            (mem::HI, F::new(gap >> RANGE_BITS)),
-            (mem::ADDR_LO, F::new(a.addr & ((1 << RANGE_BITS) - 1))),
-            (mem::ADDR_HI, F::new(a.addr >> RANGE_BITS)),
-        ];
-        for (c, v) in row {
-            data[c * n + r] = v;
+    let mut data = bytemuck::zeroed_vec::<F>(mem::WIDTH * n);
+    blocks_of(&mut data, n).into_par_iter().enumerate().for_each(|(b, mut cols)| {
+        for i in 0..cols[0].len() {
+            for (c, v) in memory_row(&sorted, b * BLOCK + i) {
+                cols[c][i] = v;
+            }
         }
-        (addr, clk) = (a.addr, a.clk);
-    }
+    });
     ColMatrix::new(mem::WIDTH, n, data)
+}
+
+/// How often each value below `bins` occurs, counted per thread and
+/// summed. Values past the bins (only an execution that broke the ISA
+/// makes them) are not counted: their bus then refuses them.
+fn histogram(bins: usize, values: impl ParallelIterator<Item = u64>) -> Vec<F> {
+    let counts = values
+        .fold(
+            || vec![0u64; bins],
+            |mut acc, v| {
+                if let Some(c) = acc.get_mut(v as usize) {
+                    *c += 1;
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0u64; bins],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    counts.into_iter().map(F::new).collect()
+}
+
+/// The program table's one main column: how often each pc is fetched,
+/// padding rows (repeats of the final halt) included.
+fn program_multiplicities(program: &Program, steps: &[Step]) -> ColMatrix {
+    let mut mult = histogram(padded(program.len()), steps.par_iter().map(|s| s.pc as u64));
+    let last = steps.last().expect("non-empty").pc as usize;
+    mult[last] += F::new((padded(steps.len()) - steps.len()) as u64);
+    debug_assert_eq!(prog::MULT, 0);
+    ColMatrix::from_columns(vec![mult])
+}
+
+/// The range table's one main column: how often each 16-bit value is
+/// looked up by the memory table's limbs.
+fn range_multiplicities(memory: &ColMatrix) -> ColMatrix {
+    let limbs = [mem::LO, mem::HI, mem::ADDR_LO, mem::ADDR_HI];
+    let values = limbs.into_par_iter().flat_map(|c| memory.column(c).par_iter().map(|v| v.value()));
+    ColMatrix::from_columns(vec![histogram(1 << RANGE_BITS, values)])
 }
