@@ -35,13 +35,15 @@ pub(crate) struct ConstLayout {
 }
 
 /// The constant buffer's layout; `hoist` moves every operation that reads
-/// no column out of the per-row work.
+/// no column out of the per-row work. The public values come last: the
+/// generated source names every other offset, so statements of one AIR
+/// with different numbers of public values (a VM program's inputs and
+/// outputs) share one kernel.
 pub(crate) fn const_layout(cs: &ConstraintSystem, hoist: bool) -> ConstLayout {
     let l = &cs.layout;
     let challenges = 0;
     let aux_values = challenges + 3 * l.num_challenges;
-    let publics = aux_values + 3 * l.num_aux_values;
-    let alphas = publics + l.num_public;
+    let alphas = aux_values + 3 * l.num_aux_values;
     let mut len = alphas + 3 * cs.constraints.len();
     let mut hoisted = vec![None; cs.nodes.len()];
     if hoist {
@@ -59,6 +61,8 @@ pub(crate) fn const_layout(cs: &ConstraintSystem, hoist: bool) -> ConstLayout {
             }
         }
     }
+    let publics = len;
+    len += l.num_public;
     ConstLayout { challenges, aux_values, publics, alphas, hoisted, len }
 }
 
@@ -430,6 +434,23 @@ mod tests {
             slot[d as usize] = r;
         }
         g
+    }
+
+    #[test]
+    fn statements_with_more_public_values_share_the_kernel() {
+        // The VM's tables differ between programs only in how many public
+        // values the statement has (its inputs and outputs).
+        let system = |num_public| {
+            let layout = Layout { main_width: 2, num_challenges: 1, num_public, ..Layout::default() };
+            let mut b = ConstraintBuilder::new(layout);
+            b.when_transition(Expr::main(1, 1) - Expr::main(0, 0) * Expr::challenge(0));
+            b.when_first_row(Expr::main(0, 0) - Expr::public(1));
+            b.always(Expr::main(1, 0) * (Expr::main(1, 0) - Expr::public(0) * Expr::challenge(0)));
+            b.build().unwrap()
+        };
+        let (few, many) = (system(2), system(9));
+        assert_eq!(generate(&few), generate(&many));
+        assert!(const_layout(&few, true).len < const_layout(&many, true).len);
     }
 
     #[test]

@@ -140,10 +140,13 @@ pub(crate) struct Device {
 }
 
 impl Device {
+    /// Opens the device and compiles (or loads from the disk cache) its
+    /// kernels, the interpreter's only when `with_interpreter`.
     pub(crate) fn new(
         ordinal: usize,
         pool_limit_bytes: Option<u64>,
         memory_budget_bytes: Option<u64>,
+        with_interpreter: bool,
     ) -> Result<Arc<Device>, BackendError> {
         check_libraries()?;
         let ctx = CudaContext::new(ordinal).map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
@@ -185,12 +188,14 @@ impl Device {
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
         let gate = Gate::for_ordinal(ordinal, memory_budget_bytes, free_now);
         let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
+        let modules: Vec<&kernels_cuda::Module> =
+            kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();
+        let sources: Vec<(&str, String)> = modules.iter().map(|m| (m.name, m.source())).collect();
         let mut functions = HashMap::new();
-        for m in kernels_cuda::MODULES {
-            let c = nvrtc::compile(m.name, &m.source(), target)
-                .map_err(|e| BackendError::Unavailable(format!("kernel compilation: {e}")))?;
+        for (m, image) in modules.iter().zip(compile_parallel(&sources, target)) {
+            let image = image.map_err(|e| BackendError::Unavailable(format!("kernel compilation: {e}")))?;
             let module = ctx
-                .load_module(Ptx::from_binary(c.image))
+                .load_module(Ptx::from_binary(image))
                 .map_err(|e| unavailable(&format!("loading module {}", m.name), e))?;
             for k in m.kernels {
                 let f = module.load_function(k).map_err(|e| unavailable(&format!("kernel {k}"), e))?;
@@ -431,6 +436,41 @@ impl Device {
         })
     }
 
+    /// Compiles (in parallel, through the disk cache) and loads generated
+    /// kernels ahead of their first use: `(name, source, kernel)` each.
+    pub(crate) fn prepare(&self, kernels: &[(&str, String, &str)]) -> Result<(), BackendError> {
+        let (stage, ctx) = (Stage::Compose, Ctx::table("prepare"));
+        let todo: Vec<&(&str, String, &str)> = {
+            let cache = self.generated.lock().map_err(|_| self.err(stage, &ctx, "kernel cache lock poisoned"))?;
+            kernels.iter().filter(|(_, source, _)| !cache.contains_key(source)).collect()
+        };
+        let sources: Vec<(&str, String)> = todo.iter().map(|(name, source, _)| (*name, source.clone())).collect();
+        let (ma, mi) = self.info.compute_capability;
+        for ((_, source, kernel), image) in todo.into_iter().zip(compile_parallel(&sources, Target::Cubin(ma, mi))) {
+            let image = image.map_err(|e| self.err(stage, &ctx, e))?;
+            let module = self.ctx.load_module(Ptx::from_binary(image)).map_err(|e| self.err(stage, &ctx, e))?;
+            let f = module.load_function(kernel).map_err(|e| self.err(stage, &ctx, e))?;
+            let mut cache = self.generated.lock().map_err(|_| self.err(stage, &ctx, "kernel cache lock poisoned"))?;
+            cache.insert(source.clone(), f);
+        }
+        Ok(())
+    }
+
+    /// What the first prove would otherwise pay for: the pinned staging
+    /// buffers, and `reserve_bytes` of the memory pool taken and given
+    /// back (the pool keeps freed blocks).
+    pub(crate) fn warm_up(self: &Arc<Self>, reserve_bytes: u64) -> Result<(), BackendError> {
+        let (stage, ctx) = (Stage::Upload, Ctx::table("warm-up"));
+        let mut guard = self.staging.lock().map_err(|_| self.err(stage, &ctx, "staging lock poisoned"))?;
+        self.ensure_staging(&mut guard, 2, stage, &ctx)?;
+        drop(guard);
+        if reserve_bytes > 0 {
+            drop(self.alloc(stage, &ctx, (reserve_bytes / 8) as usize)?);
+            self.sync(stage, &ctx)?;
+        }
+        Ok(())
+    }
+
     /// A generated kernel, compiled (through the disk cache) once per source.
     pub(crate) fn generated(
         &self,
@@ -451,6 +491,22 @@ impl Device {
         cache.insert(source.to_string(), f.clone());
         Ok(f)
     }
+}
+
+/// Compiles each `(name, source)` for `target` on its own thread (NVRTC is
+/// thread-safe across programs): a cold start pays for the slowest
+/// module, not the sum. Results in the order given.
+fn compile_parallel(sources: &[(&str, String)], target: Target) -> Vec<Result<Vec<u8>, String>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = sources
+            .iter()
+            .map(|(name, source)| scope.spawn(move || nvrtc::compile(name, source, target).map(|c| c.image)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("the compiling thread panicked".to_string())))
+            .collect()
+    })
 }
 
 impl Drop for Device {

@@ -155,7 +155,6 @@ impl CudaBackend {
 
     /// [`CudaBackend::new`] with memory limits.
     pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<CudaBackend> {
-        let dev = Device::new(ordinal, config.pool_limit_bytes, config.memory_budget_bytes)?;
         let skip_zero_levels = std::env::var("KILN_CUDA_LDE_SKIP").map_or(true, |v| v != "0");
         let compose = match config.compose {
             ComposeKernel::Generated if std::env::var("KILN_CUDA_COMPOSE").is_ok_and(|v| v == "interpret") => {
@@ -163,7 +162,34 @@ impl CudaBackend {
             }
             c => c,
         };
+        let with_interpreter = compose == ComposeKernel::Interpreted;
+        let dev = Device::new(ordinal, config.pool_limit_bytes, config.memory_budget_bytes, with_interpreter)?;
         Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, compose })
+    }
+
+    /// Compiles and loads, in parallel, the kernels generated for these
+    /// tables (composition, LogUp), so a prove that follows compiles
+    /// nothing. A statement of the same AIR with other public values needs
+    /// the same kernels. Optional: a kernel not prepared is compiled at
+    /// its first use.
+    pub fn prepare(&self, tables: &[(&backend_api::ConstraintSystem, Option<&backend_api::LogUp>)]) -> Result<()> {
+        let mut kernels = vec![];
+        for (cs, logup) in tables {
+            if self.compose == ComposeKernel::Generated {
+                kernels.push(("compose", compose::generate(cs), compose::KERNEL));
+            }
+            if let Some(l) = logup {
+                kernels.push(("logup-generated", compose::generate_logup(l), compose::LOGUP_KERNEL));
+            }
+        }
+        self.dev.prepare(&kernels)
+    }
+
+    /// Takes now what the first prove would otherwise wait for: the pinned
+    /// staging buffers, and `reserve_bytes` of device memory held by the
+    /// pool for the allocations to come.
+    pub fn warm_up(&self, reserve_bytes: u64) -> Result<()> {
+        self.dev.warm_up(reserve_bytes)
     }
 
     pub fn device(&self) -> &DeviceInfo {
