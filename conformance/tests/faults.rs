@@ -144,9 +144,12 @@ fn a_sticky_fault_under_the_strict_policy_is_a_typed_error() {
                 }
                 assert!(real_table(&table), "{site}: table '{table}'");
                 assert!(requested_bytes > 0, "{site}");
-                // Two declines of the stage (first try and retry), no recompute.
+                // Two declines of the stage (first try and retry) per table
+                // that reached it (the tables of a round run at once), no
+                // recompute.
                 let c = b.report().get(stage);
-                assert_eq!((c.declines, c.recomputed), (2, 0), "{site}");
+                assert!(c.declines >= 2 && c.declines.is_multiple_of(2), "{site}: {} declines", c.declines);
+                assert_eq!(c.recomputed, 0, "{site}");
             }
             other => panic!("{site}: expected a DeviceDecline, got {:?}", other.map(|_| ())),
         }

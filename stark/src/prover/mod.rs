@@ -1,0 +1,238 @@
+//! The prover: every heavy stage runs on the backend `B`; the host keeps
+//! only what the transcript and the proof need. [`prove`] reads as the
+//! protocol's rounds ([`rounds`]); each committed matrix is owned by the
+//! commitment layer ([`commit`]).
+
+mod commit;
+mod rounds;
+
+pub use commit::Committed;
+
+use crate::air::{self, Machine};
+use crate::options::{OptionsError, ProofOptions};
+use crate::proof::Proof;
+use crate::protocol;
+use crate::transcript::Transcript;
+use backend_api::{Backend, BackendError, ColMatrix, Coset, Ctx, Ext, F};
+use rounds::Prover;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ProveError {
+    #[error("invalid options: {0}")]
+    Options(#[from] OptionsError),
+    #[error("invalid statement: {0}")]
+    Statement(String),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("auxiliary values rejected: {0}")]
+    AuxValues(String),
+}
+
+/// Wall time of one prover stage on one table (or "all").
+#[derive(Clone, Debug)]
+pub struct StageTiming {
+    pub stage: &'static str,
+    pub table: String,
+    /// Since the prove started.
+    pub start: Duration,
+    pub duration: Duration,
+}
+
+/// What a prove did, besides the proof.
+#[derive(Clone, Debug, Default)]
+pub struct ProveStats {
+    /// In the order stages finished (tables of one round may overlap).
+    pub timings: Vec<StageTiming>,
+    pub total: Duration,
+}
+
+impl ProveStats {
+    /// Total time per stage, in first-seen order.
+    pub fn per_stage(&self) -> Vec<(&'static str, Duration)> {
+        let mut out: Vec<(&'static str, Duration)> = vec![];
+        for t in &self.timings {
+            match out.iter_mut().find(|(s, _)| *s == t.stage) {
+                Some((_, d)) => *d += t.duration,
+                None => out.push((t.stage, t.duration)),
+            }
+        }
+        out
+    }
+}
+
+/// Receives progress as stages finish (for progress bars).
+pub trait ProveObserver: Sync {
+    fn stage_done(&self, _timing: &StageTiming) {}
+}
+
+struct NoObserver;
+impl ProveObserver for NoObserver {}
+
+/// Times stages; shared by the tables of a round, which may run at once.
+pub(crate) struct Clock<'a> {
+    start: Instant,
+    timings: Mutex<Vec<StageTiming>>,
+    observer: &'a dyn ProveObserver,
+}
+
+impl Clock<'_> {
+    fn time<T>(&self, stage: &'static str, table: &str, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let out = f();
+        let timing = StageTiming { stage, table: table.to_string(), start: t0 - self.start, duration: t0.elapsed() };
+        self.observer.stage_done(&timing);
+        self.timings.lock().expect("timings lock").push(timing);
+        out
+    }
+}
+
+/// Proves that `traces` (one main trace per table of `machine`, in order)
+/// satisfy the machine's constraints with public inputs `publics`.
+pub fn prove<B: Backend, M: Machine + ?Sized>(
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+) -> Result<Proof, ProveError> {
+    prove_with_stats(backend, machine, traces, publics, options, None).map(|(p, _)| p)
+}
+
+/// [`prove`], also returning per-stage timings and reporting progress.
+pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+    observer: Option<&dyn ProveObserver>,
+) -> Result<(Proof, ProveStats), ProveError> {
+    prove_as(Conduct::Honest, backend, machine, traces, publics, options, observer)
+}
+
+/// Whether the prover refuses a witness that fails its own checks (the
+/// buses' balance, the quotient's degree, the last FRI layer's degree) or
+/// carries on as a cheating prover would: commit to what it has and keep
+/// the low-degree part of what is not low-degree. Only the soundness
+/// harness ([`crate::attack`]) forges; the verifier must reject the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Conduct {
+    Honest,
+    Forge,
+}
+
+pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
+    conduct: Conduct,
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+    observer: Option<&dyn ProveObserver>,
+) -> Result<(Proof, ProveStats), ProveError> {
+    options.validate()?;
+    let clock = Clock { start: Instant::now(), timings: Mutex::new(vec![]), observer: observer.unwrap_or(&NoObserver) };
+    let tables = machine.tables();
+    let log_heights = check_traces(machine, &traces)?;
+    let shapes = protocol::table_shapes(&tables, &log_heights, options, publics.len(), machine.num_challenges())
+        .map_err(ProveError::Statement)?;
+    let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
+    let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
+    protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
+    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max };
+
+    let rounds::MainRound { tables: main, fixed_ldes } = p.main_commit(&mut tr, traces)?;
+    let aux = p.logup(&mut tr, machine.num_challenges(), &main)?;
+    if conduct == Conduct::Honest {
+        machine.check_aux_values(publics, &aux.challenges, &aux.values).map_err(ProveError::AuxValues)?;
+    }
+    let parts = p.quotient(&mut tr, &main, fixed_ldes, &aux)?;
+    let (z, ood) = p.out_of_domain(&mut tr, &main, &aux, &parts)?;
+    let deep = p.deep(&mut tr, z, (&main, &aux, &parts), &ood)?;
+    let fri = p.fri(&mut tr, deep)?;
+    let (pow_nonce, queries) = p.queries(&mut tr, (&main, &aux, &parts), &fri)?;
+
+    let proof = Proof {
+        options: *options,
+        log_heights,
+        main_roots: main.iter().map(|t| t.main.root()).collect(),
+        aux_roots: aux.tables.iter().map(|t| t.as_ref().map(|a| a.aux.root())).collect(),
+        aux_values: aux.values,
+        quotient_roots: parts.iter().map(Committed::root).collect(),
+        ood,
+        fri_roots: fri.layers.iter().map(|(layer, _)| layer.root()).collect(),
+        final_poly: fri.final_poly,
+        pow_nonce,
+        queries,
+    };
+    let stats =
+        ProveStats { timings: p.clock.timings.into_inner().expect("timings lock"), total: p.clock.start.elapsed() };
+    Ok((proof, stats))
+}
+
+/// One trace per table, of a power-of-two height and the AIR's width, and
+/// auxiliary layouts that match the interactions; returns the log heights.
+fn check_traces<M: Machine + ?Sized>(machine: &M, traces: &[ColMatrix]) -> Result<Vec<u32>, ProveError> {
+    let tables = machine.tables();
+    if traces.len() != tables.len() {
+        return Err(ProveError::Statement(format!("{} traces for {} tables", traces.len(), tables.len())));
+    }
+    let mut log_heights = Vec::with_capacity(traces.len());
+    for (air, t) in tables.iter().zip(traces) {
+        let name = air.name();
+        if t.height() == 0 || !t.height().is_power_of_two() {
+            return Err(ProveError::Statement(format!("table {name}: height {} is not a power of two", t.height())));
+        }
+        let width = air.constraints().layout.main_width;
+        if t.width() != width {
+            return Err(ProveError::Statement(format!(
+                "table {name}: trace has {} columns, the AIR {width}",
+                t.width()
+            )));
+        }
+        air::check_aux_layout(*air, machine.num_challenges())
+            .map_err(|e| ProveError::Statement(format!("table {name}: {e}")))?;
+        log_heights.push(t.height().trailing_zeros());
+    }
+    Ok(log_heights)
+}
+
+/// Interpolates the final FRI layer (on its coset) and returns its first
+/// 2^(log_final - log_blowup) coefficients, or `None` if the higher ones
+/// are not zero (a forger keeps the first ones regardless).
+fn final_polynomial(
+    layer: &ColMatrix,
+    log_max: u32,
+    log_final: u32,
+    log_blowup: u32,
+    conduct: Conduct,
+) -> Option<Vec<Ext>> {
+    let values: Vec<Ext> = layer.ext_column(0);
+    let shift = protocol::layer_shift(log_max, log_final);
+    let coeffs = crate::poly::interpolate_coset(&values, shift);
+    let keep = 1usize << (log_final - log_blowup);
+    if conduct == Conduct::Honest && coeffs[keep..].iter().any(|c| !c.is_zero()) {
+        return None;
+    }
+    Some(coeffs[..keep].to_vec())
+}
+
+/// A forger's quotient: the evaluations on `domain` of the first `bound`
+/// coefficients of the committed composition, which is not of low degree
+/// when the witness fails a constraint. On the host: forging is for tests.
+fn low_degree_part<B: Backend>(
+    backend: &B,
+    ctx: &Ctx,
+    quotient: &B::Matrix,
+    domain: Coset,
+    bound: usize,
+) -> Result<B::Matrix, BackendError> {
+    let values = backend.download(ctx, quotient)?.ext_column(0);
+    let mut coeffs = crate::poly::interpolate_coset(&values, domain.shift);
+    coeffs[bound..].iter_mut().for_each(|c| *c = Ext::ZERO);
+    let low = crate::poly::evaluate_coset(&coeffs, domain.shift);
+    backend.upload(ctx, &ColMatrix::from_ext_columns(&[low]))
+}

@@ -1,0 +1,395 @@
+//! The prover's rounds. Each does its per-table device work first, for all
+//! tables at once (a backend may overlap them), then absorbs the results
+//! into the transcript in table order, so the bytes never depend on which
+//! table finished first.
+
+use super::commit::Committed;
+use super::{Clock, Conduct, ProveError};
+use crate::air::Air;
+use crate::options::ProofOptions;
+use crate::proof::{QueryProof, TableOod, TableQuery};
+use crate::protocol::{self, FriStep, TableShape};
+use crate::transcript::Transcript;
+use backend_api::{
+    Backend, BackendError, ColMatrix, ComposeInputs, Coset, Ctx, DeepColumns, DeepPoint, DeviceMatrix, Ext,
+    LogUpInputs, F,
+};
+use rayon::prelude::*;
+
+/// What every round reads: the backend, the statement's tables and shapes,
+/// the options, and the stage clock.
+pub(super) struct Prover<'a, B: Backend> {
+    pub backend: &'a B,
+    pub tables: Vec<&'a dyn Air>,
+    pub shapes: Vec<TableShape>,
+    pub options: &'a ProofOptions,
+    pub publics: &'a [F],
+    pub conduct: Conduct,
+    pub clock: Clock<'a>,
+    pub log_max: u32,
+}
+
+/// A table after the main round.
+pub(super) struct MainCommit<B: Backend> {
+    /// The trace on the trace domain, kept for the LogUp build and the
+    /// out-of-domain values (n/N of the work on the LDE).
+    pub trace: B::Matrix,
+    pub fixed: Option<B::Matrix>,
+    pub main: Committed<B>,
+}
+
+/// The main round's result: the tables, and their fixed columns' LDEs for
+/// composition, which consumes them.
+pub(super) struct MainRound<B: Backend> {
+    pub tables: Vec<MainCommit<B>>,
+    pub fixed_ldes: Vec<Option<B::Matrix>>,
+}
+
+/// A table's auxiliary (LogUp) columns on the trace domain and committed.
+pub(super) struct AuxCommit<B: Backend> {
+    pub trace: B::Matrix,
+    pub aux: Committed<B>,
+}
+
+/// The LogUp round's result.
+pub(super) struct AuxRound<B: Backend> {
+    pub challenges: Vec<Ext>,
+    pub tables: Vec<Option<AuxCommit<B>>>,
+    pub values: Vec<Vec<Ext>>,
+}
+
+/// The FRI round's result: every committed layer and its step, and the
+/// final polynomial's coefficients.
+pub(super) struct FriRound<B: Backend> {
+    pub layers: Vec<(Committed<B>, FriStep)>,
+    pub final_poly: Vec<Ext>,
+}
+
+impl<B: Backend> Prover<'_, B> {
+    /// Runs `f` for every table, all at once, and returns the results in
+    /// table order (the first error in table order, if any).
+    fn per_table<T: Send>(
+        &self,
+        f: impl Fn(usize, &Ctx) -> Result<T, ProveError> + Sync,
+    ) -> Result<Vec<T>, ProveError> {
+        let results: Vec<Result<T, ProveError>> =
+            (0..self.shapes.len()).into_par_iter().map(|t| f(t, &Ctx::table(&self.shapes[t].name))).collect();
+        results.into_iter().collect()
+    }
+
+    fn lde_domain(&self, t: usize) -> Coset {
+        Coset::new(self.shapes[t].log_lde, self.shapes[t].shift)
+    }
+
+    /// Main round: every trace uploaded, extended and committed; the fixed
+    /// columns uploaded and extended (the verifier has them: not
+    /// committed).
+    pub fn main_commit(&self, tr: &mut Transcript, traces: Vec<ColMatrix>) -> Result<MainRound<B>, ProveError> {
+        let (b, o) = (self.backend, self.options);
+        let mut traces: Vec<Option<ColMatrix>> = traces.into_iter().map(Some).collect();
+        let traces = std::sync::Mutex::new(&mut traces);
+        let tables = self.per_table(|t, ctx| {
+            let shape = &self.shapes[t];
+            let host = traces.lock().expect("not poisoned")[t].take().expect("one trace per table");
+            let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
+                let dev = b.upload(ctx, &host)?;
+                drop(host);
+                let main = Committed::extend(b, ctx, &dev, o.log_blowup, shape.shift, o.hash)?;
+                Ok((dev, main))
+            })?;
+            let fixed = match self.tables[t].fixed_trace() {
+                Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
+                    let dev = b.upload(ctx, f)?;
+                    let lde = b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?;
+                    Ok((dev, lde))
+                })?),
+                None => None,
+            };
+            let (fixed, fixed_lde) = fixed.unzip();
+            Ok((MainCommit { trace, fixed, main }, fixed_lde))
+        })?;
+        for (table, _) in &tables {
+            tr.absorb_digest(b"main-root", &table.main.root());
+        }
+        let (tables, fixed_ldes) = tables.into_iter().unzip();
+        Ok(MainRound { tables, fixed_ldes })
+    }
+
+    /// LogUp round: the challenges, then every table's auxiliary columns
+    /// built from its traces on the backend, extended and committed.
+    pub fn logup(
+        &self,
+        tr: &mut Transcript,
+        num_challenges: usize,
+        main: &[MainCommit<B>],
+    ) -> Result<AuxRound<B>, ProveError> {
+        let (b, o) = (self.backend, self.options);
+        let challenges: Vec<Ext> = (0..num_challenges).map(|_| tr.challenge_ext(b"challenge")).collect();
+        let built = self.per_table(|t, ctx| {
+            let Some(logup) = self.tables[t].logup() else { return Ok(None) };
+            let shape = &self.shapes[t];
+            let (trace, sum) = self.clock.time("aux build", &shape.name, || {
+                let inputs = LogUpInputs {
+                    logup,
+                    main: &main[t].trace,
+                    fixed: main[t].fixed.as_ref(),
+                    z: challenges[logup.z],
+                    alpha: challenges[logup.alpha],
+                };
+                b.logup_aux(ctx, &inputs)
+            })?;
+            let aux = self.clock.time("aux commit", &shape.name, || {
+                Committed::extend(b, ctx, &trace, o.log_blowup, shape.shift, o.hash)
+            })?;
+            Ok(Some((AuxCommit { trace, aux }, sum)))
+        })?;
+        let mut round = AuxRound { challenges, tables: vec![], values: vec![] };
+        for table in built {
+            let values: Vec<Ext> = table.as_ref().map(|(_, sum)| *sum).into_iter().collect();
+            if let Some((commit, _)) = &table {
+                tr.absorb_digest(b"aux-root", &commit.aux.root());
+            }
+            tr.absorb_exts(b"aux-values", &values);
+            round.tables.push(table.map(|(commit, _)| commit));
+            round.values.push(values);
+        }
+        Ok(round)
+    }
+
+    /// Quotient round: alpha, then every table's constraints composed over
+    /// its LDE, split into parts of degree < n and committed. The fixed
+    /// LDEs are consumed.
+    pub fn quotient(
+        &self,
+        tr: &mut Transcript,
+        main: &[MainCommit<B>],
+        fixed_ldes: Vec<Option<B::Matrix>>,
+        aux: &AuxRound<B>,
+    ) -> Result<Vec<Committed<B>>, ProveError> {
+        let alpha = tr.challenge_ext(b"alpha");
+        let fixed_ldes: Vec<std::sync::Mutex<Option<B::Matrix>>> =
+            fixed_ldes.into_iter().map(std::sync::Mutex::new).collect();
+        let parts = self.per_table(|t, ctx| {
+            let shape = &self.shapes[t];
+            let fixed = fixed_ldes[t].lock().expect("not poisoned").take();
+            let q = self.clock.time("compose", &shape.name, || {
+                self.backend.compose(
+                    ctx,
+                    &ComposeInputs {
+                        constraints: self.tables[t].constraints(),
+                        fixed: fixed.as_ref(),
+                        main: main[t].main.matrix(),
+                        aux: aux.tables[t].as_ref().map(|a| a.aux.matrix()),
+                        log_trace_height: shape.log_n,
+                        domain: self.lde_domain(t),
+                        challenges: &aux.challenges,
+                        publics: self.publics,
+                        aux_values: &aux.values[t],
+                        alpha,
+                    },
+                )
+            })?;
+            drop(fixed);
+            self.clock.time("quotient commit", &shape.name, || {
+                let parts = self.split(ctx, t, &q)?;
+                Ok(Committed::rows(self.backend, ctx, parts, self.options.hash)?)
+            })
+        })?;
+        for p in &parts {
+            tr.absorb_digest(b"quotient-root", &p.root());
+        }
+        Ok(parts)
+    }
+
+    /// The quotient's parts; a forger keeps the low-degree part of a
+    /// composition that is not of low degree.
+    fn split(&self, ctx: &Ctx, t: usize, q: &B::Matrix) -> Result<B::Matrix, ProveError> {
+        let (b, shape, domain) = (self.backend, &self.shapes[t], self.lde_domain(t));
+        match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts) {
+            Err(BackendError::ConstraintsNotSatisfied { .. }) if self.conduct == Conduct::Forge => {
+                let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
+                Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts)?)
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Out-of-domain round: z, then every table's columns at z * w^offset
+    /// and its quotient parts at z.
+    pub fn out_of_domain(
+        &self,
+        tr: &mut Transcript,
+        main: &[MainCommit<B>],
+        aux: &AuxRound<B>,
+        parts: &[Committed<B>],
+    ) -> Result<(Ext, Vec<TableOod>), ProveError> {
+        let z = protocol::draw_ood_point(tr);
+        let b = self.backend;
+        let ood = self.per_table(|t, ctx| {
+            let shape = &self.shapes[t];
+            let trace_domain = Coset::subgroup(shape.log_n);
+            let points = shape.ood_points(z);
+            Ok(self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
+                let main = b.evaluate_at(ctx, &main[t].trace, trace_domain, &points)?;
+                let aux = match &aux.tables[t] {
+                    Some(a) => b.evaluate_at(ctx, &a.trace, trace_domain, &points)?,
+                    None => vec![vec![]; points.len()],
+                };
+                let quotient = b.evaluate_at(ctx, parts[t].matrix(), self.lde_domain(t), &[z])?.remove(0);
+                Ok(TableOod { main, aux, quotient })
+            })?)
+        })?;
+        for od in &ood {
+            for p in 0..od.main.len() {
+                tr.absorb_exts(b"ood-main", &od.main[p]);
+                tr.absorb_exts(b"ood-aux", &od.aux[p]);
+            }
+            tr.absorb_exts(b"ood-quotient", &od.quotient);
+        }
+        Ok((z, ood))
+    }
+
+    /// DEEP round: gamma, then one DEEP codeword per distinct LDE height
+    /// (tallest first), each summing its tables' quotients at every point
+    /// their constraints read.
+    pub fn deep(
+        &self,
+        tr: &mut Transcript,
+        z: Ext,
+        commits: (&[MainCommit<B>], &AuxRound<B>, &[Committed<B>]),
+        ood: &[TableOod],
+    ) -> Result<Vec<(u32, B::Matrix)>, ProveError> {
+        let (main, aux, parts) = commits;
+        let coeffs = protocol::deep_coeffs(&self.shapes, tr.challenge_ext(b"deep"));
+        let mut heights: Vec<u32> = self.shapes.iter().map(|s| s.log_lde).collect();
+        heights.sort_unstable_by(|a, b| b.cmp(a));
+        heights.dedup();
+        let results: Vec<Result<(u32, B::Matrix), ProveError>> = heights
+            .par_iter()
+            .map(|&log_lde| {
+                let group: Vec<usize> = (0..self.shapes.len()).filter(|&t| self.shapes[t].log_lde == log_lde).collect();
+                let label = group.iter().map(|&t| self.shapes[t].name.as_str()).collect::<Vec<_>>().join("+");
+                let mut offsets: Vec<usize> = group.iter().flat_map(|&t| self.shapes[t].offsets.clone()).collect();
+                offsets.sort_unstable();
+                offsets.dedup();
+                let w = self.shapes[group[0]].trace_generator();
+                let points: Vec<DeepPoint<B::Matrix>> = offsets
+                    .iter()
+                    .map(|&o| {
+                        let mut columns = vec![];
+                        for &t in &group {
+                            let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
+                            if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
+                                let (matrix, coeffs, values) =
+                                    (main[t].main.matrix(), c.main[pi].clone(), od.main[pi].clone());
+                                columns.push(DeepColumns { matrix, coeffs, values });
+                                if let Some(a) = &aux.tables[t] {
+                                    let (coeffs, values) = (c.aux[pi].clone(), od.aux[pi].clone());
+                                    columns.push(DeepColumns { matrix: a.aux.matrix(), coeffs, values });
+                                }
+                            }
+                            if o == 0 {
+                                let (coeffs, values) = (c.quotient.clone(), od.quotient.clone());
+                                columns.push(DeepColumns { matrix: parts[t].matrix(), coeffs, values });
+                            }
+                        }
+                        DeepPoint { point: z * w.pow(o as u64), columns }
+                    })
+                    .collect();
+                let domain = Coset::new(log_lde, self.shapes[group[0]].shift);
+                let d = self
+                    .clock
+                    .time("deep", &label, || self.backend.deep_quotient(&Ctx::table(&label), domain, &points))?;
+                Ok((log_lde, d))
+            })
+            .collect();
+        results.into_iter().collect()
+    }
+
+    /// FRI round: fold the tallest DEEP codeword down to the final layer,
+    /// committing each layer and rolling each smaller one in at its own
+    /// height with its own challenge; the final layer as a polynomial.
+    pub fn fri(&self, tr: &mut Transcript, mut deep: Vec<(u32, B::Matrix)>) -> Result<FriRound<B>, ProveError> {
+        let (b, o) = (self.backend, self.options);
+        let (steps, log_final) = protocol::fri_schedule(&self.shapes, o);
+        let ctx = Ctx::table("fri");
+        let mut layer = deep.remove(0).1;
+        let mut layers = Vec::with_capacity(steps.len());
+        for (step, &rolls_in) in steps.iter().zip(&protocol::roll_ins(&self.shapes, &steps)) {
+            let domain = Coset::new(step.log_size, protocol::layer_shift(self.log_max, step.log_size));
+            let committed = self.clock.time("fri commit", "fri", || -> Result<_, BackendError> {
+                let leaves = b.reshape(&ctx, &layer, layer.height() >> step.log_arity)?;
+                Committed::rows(b, &ctx, leaves, o.hash)
+            })?;
+            tr.absorb_digest(b"fri-root", &committed.root());
+            let beta = tr.challenge_ext(b"fri-beta");
+            let roll = rolls_in.then(|| {
+                let (height, g) = deep.remove(0);
+                debug_assert_eq!(height, step.log_size - step.log_arity, "the schedule lands on every LDE height");
+                (g, tr.challenge_ext(b"fri-roll-in"))
+            });
+            let folded = self.clock.time("fri fold", "fri", || {
+                b.fri_fold(&ctx, &layer, domain, step.log_arity, beta, roll.as_ref().map(|(g, w)| (g, *w)))
+            })?;
+            layers.push((committed, *step));
+            layer = folded;
+        }
+        debug_assert!(deep.is_empty());
+        let final_host = b.download(&ctx, &layer)?;
+        let final_poly = super::final_polynomial(&final_host, self.log_max, log_final, o.log_blowup, self.conduct)
+            .ok_or_else(|| BackendError::ConstraintsNotSatisfied {
+                table: "fri".into(),
+                bound: 1 << (log_final - o.log_blowup),
+            })?;
+        tr.absorb_exts(b"final-poly", &final_poly);
+        Ok(FriRound { layers, final_poly })
+    }
+
+    /// Query round: the proof of work, the query positions, and every
+    /// committed matrix opened at them. Returns the nonce and the openings.
+    pub fn queries(
+        &self,
+        tr: &mut Transcript,
+        commits: (&[MainCommit<B>], &AuxRound<B>, &[Committed<B>]),
+        fri: &FriRound<B>,
+    ) -> Result<(u64, Vec<QueryProof>), ProveError> {
+        let (main, aux, parts) = commits;
+        let (b, o) = (self.backend, self.options);
+        let fri_ctx = Ctx::table("fri");
+        let seed = tr.challenge_bytes(b"pow-seed");
+        let nonce = self.clock.time("grind", "all", || b.grind(&fri_ctx, o.hash, &seed, o.grinding_bits))?;
+        tr.absorb_u64(b"pow-nonce", nonce);
+        let positions: Vec<usize> =
+            (0..o.num_queries).map(|_| tr.challenge_index(b"query", 1 << self.log_max)).collect();
+        let queries = self.clock.time("open", "all", || -> Result<_, ProveError> {
+            let per_table = self.per_table(|t, ctx| {
+                let rows: Vec<usize> = positions.iter().map(|&q| q & ((1 << self.shapes[t].log_lde) - 1)).collect();
+                let main = main[t].main.open(b, ctx, &rows)?;
+                let aux = aux.tables[t].as_ref().map(|a| a.aux.open(b, ctx, &rows)).transpose()?;
+                let quotient = parts[t].open(b, ctx, &rows)?;
+                let mut aux = aux.map(|v| v.into_iter());
+                Ok(main
+                    .into_iter()
+                    .zip(quotient)
+                    .map(|(main, quotient)| TableQuery { main, aux: aux.as_mut().and_then(|it| it.next()), quotient })
+                    .collect::<Vec<_>>())
+            })?;
+            let per_layer = fri
+                .layers
+                .iter()
+                .map(|(layer, step)| {
+                    let leaves = 1usize << (step.log_size - step.log_arity);
+                    let rows: Vec<usize> = positions.iter().map(|&q| q & (leaves - 1)).collect();
+                    layer.open(b, &fri_ctx, &rows)
+                })
+                .collect::<Result<Vec<_>, BackendError>>()?;
+            Ok((0..positions.len())
+                .map(|qi| QueryProof {
+                    tables: per_table.iter().map(|t| t[qi].clone()).collect(),
+                    fri: per_layer.iter().map(|l| l[qi].clone()).collect(),
+                })
+                .collect())
+        })?;
+        Ok((nonce, queries))
+    }
+}
