@@ -11,6 +11,11 @@
 //! download when the device allows one, and otherwise from replaying the
 //! recipe on the reference backend. So the proof is byte-identical whichever
 //! path ran, even when transfers themselves are declined.
+//!
+//! Host memory exhaustion (`BackendError::HostAlloc`, from either backend)
+//! is not a decline: it is returned at once, neither retried nor
+//! recomputed, since a recompute runs on the host and needs more of the
+//! memory that just ran out.
 
 use crate::{CpuBackend, CpuMatrix, CpuTree};
 use backend_api::{

@@ -241,3 +241,34 @@ fn prove_says_why_auto_is_the_cpu_and_when_default_verify_refuses() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((v["backend"].as_str(), v["default_verify_accepts"].as_bool()), (Some("cpu"), Some(true)));
 }
+
+/// Host memory exhaustion is a typed error, not a panic: under a 768 MiB
+/// address-space limit the traces of a 2^18-cycle run fit, its 1.7 GB
+/// main-trace LDE does not.
+#[test]
+fn out_of_host_memory_is_one_line_and_exit_1() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let chain = example("chain.kasm");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    cmd.args(["prove", &chain, "--input", "65534,3", "--blowup", "16", "--queries", "8", "--out", "p.proof"]);
+    cmd.current_dir(dir.path());
+    let limit = libc::rlimit { rlim_cur: 768 << 20, rlim_max: 768 << 20 };
+    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    let out = cmd.output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.starts_with("error: proving failed: host memory exhausted in coset-lde for table cpu: "), "{e}");
+    // The bytes asked for: the whole LDE (its width is the VM AIR's business).
+    let bytes: u64 = e.split(": ").nth(3).and_then(|t| t.split(' ').next()).and_then(|b| b.parse().ok()).unwrap();
+    assert!(bytes > 768 << 20 && e.contains(" bytes could not be allocated"), "{e}");
+    assert!(!e.contains("panicked") && !e.contains("internal error"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
+}
