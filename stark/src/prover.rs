@@ -23,6 +23,9 @@ pub enum ProveError {
     Backend(#[from] BackendError),
     #[error("auxiliary values rejected: {0}")]
     AuxValues(String),
+    /// The quotient exceeded its degree bound and the checker found why.
+    #[error("the trace does not satisfy its constraints: {0}")]
+    Unsatisfied(crate::debug::Violation),
 }
 
 /// Wall time of one prover stage on one table (or "all").
@@ -254,11 +257,13 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
             )
         })?;
         st.fixed_lde = None;
-        let (parts, tree) = clock.time("quotient commit", &shape.name, || -> Result<_, BackendError> {
-            let parts = backend.split_quotient(&ctx, &q, domain, shape.log_n, shape.parts)?;
-            let tree = backend.commit(&ctx, &parts, options.hash)?;
-            Ok((parts, tree))
-        })?;
+        let (parts, tree) = clock
+            .time("quotient commit", &shape.name, || -> Result<_, BackendError> {
+                let parts = backend.split_quotient(&ctx, &q, domain, shape.log_n, shape.parts)?;
+                let tree = backend.commit(&ctx, &parts, options.hash)?;
+                Ok((parts, tree))
+            })
+            .map_err(|e| crate::debug::locate(e, backend, *air, &st.main_trace, publics, num_challenges))?;
         tr.absorb_digest(b"quotient-root", &tree.root());
         quotient_roots.push(tree.root());
         st.parts = Some(parts);
