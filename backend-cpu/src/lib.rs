@@ -8,10 +8,14 @@
 //! tested against it byte for byte. It is also the production fallback, so
 //! every stage is parallel and works in cache-sized chunks.
 //!
-//! Beside the reference it owns the two generic wrappers built on it:
-//! [`Resilient`] (device-decline recovery for any backend: drain, retry,
-//! recompute here) and [`CrossCheck`] (two backends in lockstep, naming the
-//! first differing stage, table, column and row).
+//! Beside the reference it owns the two generic wrappers built on it, each
+//! one hook over `backend_api::Op`: [`Resilient`] (device-decline recovery
+//! for any backend: drain, retry, recompute here) and [`CrossCheck`] (two
+//! backends in lockstep, naming the first differing stage, table, column
+//! and row).
+//!
+//! Large host buffers are allocated fallibly: running out of host memory
+//! is `BackendError::HostAlloc` naming the stage, table and bytes.
 //!
 //! Matrices are column-major host buffers shared through an `Arc`, so
 //! `reshape` is a free reinterpretation. Every operation validates its

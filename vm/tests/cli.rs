@@ -252,7 +252,9 @@ fn out_of_host_memory_is_one_line_and_exit_1() {
     let chain = example("chain.kasm");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
     cmd.args(["prove", &chain, "--input", "65534,3", "--blowup", "16", "--queries", "8", "--out", "p.proof"]);
-    cmd.current_dir(dir.path());
+    // Few threads and malloc arenas, so the address space the run needs
+    // before the LDE does not grow with the machine's core count.
+    cmd.current_dir(dir.path()).env("RAYON_NUM_THREADS", "2").env("MALLOC_ARENA_MAX", "2");
     let limit = libc::rlimit { rlim_cur: 768 << 20, rlim_max: 768 << 20 };
     // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
     unsafe {
