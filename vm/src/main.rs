@@ -551,7 +551,7 @@ fn prove_with<B: Backend>(
         say!("{v}");
     } else {
         let tables: Vec<String> = heights.iter().map(|(n, h)| format!("{n} 2^{h}")).collect();
-        say!("program   {name} ({} instructions, hash {})", program.len(), &hex(&program.hash())[..16]);
+        say!("program   {name} ({} instructions, hash {})", program.len(), hex(&program.hash()));
         say!("inputs    {}", list(&ex.inputs));
         say!("outputs   {}", list(&ex.outputs));
         say!("cycles    {}", ex.cycles);
