@@ -261,7 +261,10 @@ impl<'a, M, T> Op<'a, M, T> {
             }
         }
     }
+}
 
+/// Moving an op between backends' handles, and keeping it.
+impl<'a, M, T> Op<'a, M, T> {
     /// The same op over other handles: `fm` maps each matrix, `ft` each
     /// tree; the first error stops the mapping. Small arguments are
     /// borrowed from `self`.
@@ -391,7 +394,9 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Grind { hash, seed, bits } => Op::Grind { hash, seed, bits },
         }
     }
+}
 
+impl<M, T> Op<'_, M, T> {
     /// Runs the op on `b`, whose matrices and trees the handles refer to.
     pub fn dispatch<B>(&self, b: &B, ctx: &Ctx) -> Result<Out<B::Matrix, B::Tree>>
     where

@@ -263,7 +263,10 @@ impl<B: Backend> Resilient<B> {
             }
         }
     }
+}
 
+/// The two paths every op takes: the device, else the reference.
+impl<B: Backend> Resilient<B> {
     /// The host copy of a matrix: cached, downloaded, or replayed. Kept in
     /// the matrix, so the borrow lives as long as the matrix's.
     fn host_ref<'m>(&self, ctx: &Ctx, m: &'m RM<B>) -> Result<&'m CpuMatrix> {

@@ -257,13 +257,14 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
             )
         })?;
         st.fixed_lde = None;
-        let (parts, tree) = clock
-            .time("quotient commit", &shape.name, || -> Result<_, BackendError> {
-                let parts = backend.split_quotient(&ctx, &q, domain, shape.log_n, shape.parts)?;
-                let tree = backend.commit(&ctx, &parts, options.hash)?;
-                Ok((parts, tree))
-            })
-            .map_err(|e| crate::debug::locate(e, backend, *air, &st.main_trace, publics, num_challenges))?;
+        let committed = clock.time("quotient commit", &shape.name, || -> Result<_, BackendError> {
+            let parts = backend.split_quotient(&ctx, &q, domain, shape.log_n, shape.parts)?;
+            let tree = backend.commit(&ctx, &parts, options.hash)?;
+            Ok((parts, tree))
+        });
+        // A trace that fails its constraints: name the constraint and row.
+        let (parts, tree) =
+            committed.map_err(|e| crate::debug::locate(e, backend, *air, &st.main_trace, publics, num_challenges))?;
         tr.absorb_digest(b"quotient-root", &tree.root());
         quotient_roots.push(tree.root());
         st.parts = Some(parts);
