@@ -89,6 +89,15 @@ pub enum BackendError {
     )]
     DeviceDecline { stage: Stage, table: String, requested_bytes: u64, free_bytes: u64, reason: String },
 
+    /// Host memory ran out: an allocation of the backend's host buffers
+    /// failed. Not a decline: recomputing on the host would need more host
+    /// memory, so recovery returns it at once (see `backend_cpu::Resilient`).
+    #[error(
+        "host memory exhausted in {stage} for table {table}: {requested_bytes} bytes could not be allocated \
+         (the proof needs more memory than this process may use)"
+    )]
+    HostAlloc { stage: Stage, table: String, requested_bytes: u64 },
+
     /// Any other device failure (bad kernel, driver error).
     #[error("device error in {stage} for table {table}: {message}")]
     Device { stage: Stage, table: String, message: String },
@@ -105,6 +114,12 @@ pub enum BackendError {
 impl BackendError {
     pub fn invalid(stage: Stage, detail: impl Into<String>) -> BackendError {
         BackendError::InvalidInput { stage, detail: detail.into() }
+    }
+
+    /// A failed host allocation of `len` elements of `T` in `stage`.
+    pub fn host_alloc<T>(stage: Stage, table: &str, len: usize) -> BackendError {
+        let requested_bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        BackendError::HostAlloc { stage, table: table.to_string(), requested_bytes }
     }
 
     /// Whether this is a device decline, which recovery may absorb.

@@ -1,8 +1,9 @@
 //! The contract between a STARK prover and the devices that run its heavy
 //! stages: the Goldilocks field and its cubic extension, host matrices,
 //! evaluation domains, the hashes proofs commit with, the constraint IR and
-//! LogUp interactions, the `Backend` trait family, shared shape validation
-//! and typed errors.
+//! LogUp interactions, the `Backend` trait family, each backend operation
+//! described once as a value ([`op::Op`]) so a wrapper is one hook
+//! ([`wrap`]), shared shape validation and typed errors.
 //!
 //! No I/O and no GPU code live here: backends depend on this crate, and the
 //! prover depends on nothing else.
@@ -18,7 +19,9 @@ pub mod ir;
 pub mod logup;
 pub mod matrix;
 pub mod memory;
+pub mod op;
 pub mod validate;
+pub mod wrap;
 
 pub use backend::{
     Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree,
@@ -32,3 +35,5 @@ pub use hash::{Digest, HashKind};
 pub use ir::{ConstraintBuilder, ConstraintDomain, ConstraintSystem, Expr, Layout, Leaf, Node};
 pub use logup::{Interaction, LogUp};
 pub use matrix::ColMatrix;
+pub use op::{Op, Out};
+pub use wrap::{OpHook, Wrapper};

@@ -11,7 +11,7 @@ const ELEM: u64 = 8;
 const DIGEST: u64 = std::mem::size_of::<Digest>() as u64;
 
 /// The shape of one table's work on a device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TableDims {
     pub log_n: u32,
     pub log_blowup: u32,

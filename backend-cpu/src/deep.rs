@@ -105,14 +105,14 @@ pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<
 
 /// The DEEP quotient on `domain` as an N x 3 matrix (inputs validated, no
 /// point on the domain).
-pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> CpuMatrix {
+pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix, crate::AllocFailed> {
     let big = domain.size();
     // sum_c coeff_c * value_c per point, subtracted once per row.
     let consts: Vec<Ext> = points
         .iter()
         .map(|p| p.columns.iter().flat_map(|dc| dc.coeffs.iter().zip(&dc.values).map(|(&a, &v)| a * v)).sum())
         .collect();
-    let mut out = crate::zeroed(3 * big);
+    let mut out = crate::try_zeroed(3 * big)?;
     let (o0, rest) = out.split_at_mut(big);
     let (o1, o2) = rest.split_at_mut(big);
     let chunk = ROWS.min(big);
@@ -153,5 +153,5 @@ pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> 
             }
         },
     );
-    CpuMatrix::from_data(3, big, out)
+    Ok(CpuMatrix::from_data(3, big, out))
 }

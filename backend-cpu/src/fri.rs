@@ -20,7 +20,7 @@ pub(crate) fn fold(
     log_arity: u32,
     beta: Ext,
     roll_in: Option<(&CpuMatrix, Ext)>,
-) -> CpuMatrix {
+) -> std::result::Result<CpuMatrix, crate::AllocFailed> {
     let a = 1usize << log_arity;
     let big = domain.size();
     let m = big >> log_arity;
@@ -42,7 +42,7 @@ pub(crate) fn fold(
     let cols = [layer.column(0), layer.column(1), layer.column(2)];
     let roll = roll_in.map(|(r, s)| ([r.column(0), r.column(1), r.column(2)], s));
 
-    let mut out = vec![F::ZERO; 3 * m];
+    let mut out: Vec<F> = crate::try_zeroed(3 * m)?;
     let (o0, rest) = out.split_at_mut(m);
     let (o1, o2) = rest.split_at_mut(m);
     let chunk = FOLD_ROWS.min(m);
@@ -81,7 +81,7 @@ pub(crate) fn fold(
             }
         },
     );
-    CpuMatrix::from_data(3, m, out)
+    Ok(CpuMatrix::from_data(3, m, out))
 }
 
 /// Nonces tried per parallel round; the round's first valid nonce (in

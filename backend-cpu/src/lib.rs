@@ -8,10 +8,14 @@
 //! tested against it byte for byte. It is also the production fallback, so
 //! every stage is parallel and works in cache-sized chunks.
 //!
-//! Beside the reference it owns the two generic wrappers built on it:
-//! [`Resilient`] (device-decline recovery for any backend: drain, retry,
-//! recompute here) and [`CrossCheck`] (two backends in lockstep, naming the
-//! first differing stage, table, column and row).
+//! Beside the reference it owns the two generic wrappers built on it, each
+//! one hook over `backend_api::Op`: [`Resilient`] (device-decline recovery
+//! for any backend: drain, retry, recompute here) and [`CrossCheck`] (two
+//! backends in lockstep, naming the first differing stage, table, column
+//! and row).
+//!
+//! Large host buffers are allocated fallibly: running out of host memory
+//! is `BackendError::HostAlloc` naming the stage, table and bytes.
 //!
 //! Matrices are column-major host buffers shared through an `Arc`, so
 //! `reshape` is a free reinterpretation. Every operation validates its
@@ -44,6 +48,19 @@ pub use cross_check::CrossCheck;
 pub use merkle::CpuTree;
 pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 
+/// A host allocation that failed, and its size. Ops turn it into
+/// `BackendError::HostAlloc` naming their stage and table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AllocFailed {
+    bytes: u64,
+}
+
+impl AllocFailed {
+    pub(crate) fn at(self, stage: Stage, ctx: &Ctx) -> BackendError {
+        BackendError::HostAlloc { stage, table: ctx.table.to_string(), requested_bytes: self.bytes }
+    }
+}
+
 /// A zeroed buffer of `len` elements from the allocator's zeroed path
 /// (calloc: large requests are fresh mmap pages, already zero), so the
 /// zeros are not written by one thread before the parallel kernels write
@@ -55,15 +72,19 @@ pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 /// one fault per 2 MiB instead of per 4 KiB on the multi-GiB LDE outputs.
 /// `KILN_CPU_NO_HUGEPAGES=1` skips the advice (where huge-page faults are
 /// slow, e.g. guest memory the hypervisor has not backed yet).
-pub(crate) fn zeroed(len: usize) -> Vec<F> {
+///
+/// Large buffers are where host memory runs out, so the allocation is
+/// fallible: a failure is an [`AllocFailed`], never a panic or an abort.
+pub(crate) fn try_zeroed<T: bytemuck::Zeroable>(len: usize) -> std::result::Result<Vec<T>, AllocFailed> {
     // F is Zeroable (all-zero bits are F's zero), so bytemuck can take the
     // allocator's zeroed path.
-    let out: Vec<F> = bytemuck::zeroed_vec(len);
+    let failed = AllocFailed { bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64) };
+    let out: Vec<T> = bytemuck::allocation::try_zeroed_vec(len).map_err(|_| failed)?;
     #[cfg(target_os = "linux")]
-    if len * std::mem::size_of::<F>() >= 1 << 22 && huge_pages() {
+    if len * std::mem::size_of::<T>() >= 1 << 22 && huge_pages() {
         const PAGE: usize = 4096;
         let start = (out.as_ptr() as usize).next_multiple_of(PAGE);
-        let end = (out.as_ptr() as usize + len * std::mem::size_of::<F>()) & !(PAGE - 1);
+        let end = (out.as_ptr() as usize + len * std::mem::size_of::<T>()) & !(PAGE - 1);
         if end > start {
             // SAFETY: [start, end) is page-aligned and inside the buffer's
             // allocation; MADV_HUGEPAGE only changes how the kernel backs
@@ -71,7 +92,27 @@ pub(crate) fn zeroed(len: usize) -> Vec<F> {
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }
-    out
+    Ok(out)
+}
+
+/// [`try_zeroed`] for code whose signature has no error to return (the
+/// composition kernel): a failure unwinds with the [`AllocFailed`] as
+/// payload (`resume_unwind` runs no panic hook, so nothing is printed),
+/// and [`catch_alloc`] at the op boundary turns it into the typed error.
+pub(crate) fn zeroed(len: usize) -> Vec<F> {
+    try_zeroed(len).unwrap_or_else(|e| std::panic::resume_unwind(Box::new(e)))
+}
+
+/// Runs `f`, turning an unwound [`AllocFailed`] into `HostAlloc`; any
+/// other panic continues.
+fn catch_alloc<T>(stage: Stage, ctx: &Ctx, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => match payload.downcast::<AllocFailed>() {
+            Ok(e) => Err(e.at(stage, ctx)),
+            Err(other) => std::panic::resume_unwind(other),
+        },
+    }
 }
 
 /// Whether `zeroed` asks for transparent huge pages (decided once).
@@ -184,32 +225,32 @@ impl BackendBase for CpuBackend {
 }
 
 impl NttOps for CpuBackend {
-    fn ntt(&self, _ctx: &Ctx, coeffs: &CpuMatrix) -> Result<CpuMatrix> {
+    fn ntt(&self, ctx: &Ctx, coeffs: &CpuMatrix) -> Result<CpuMatrix> {
         let log_n = validate::ntt(Stage::Ntt, coeffs)?;
         let tw = self.twiddles.get(log_n, false);
-        let mut data = zeroed(coeffs.data.len());
+        let mut data = try_zeroed(coeffs.data.len()).map_err(|e| e.at(Stage::Ntt, ctx))?;
         let n = coeffs.height;
         data.par_chunks_mut(n).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| ntt::ntt_column(dst, src, &tw));
         Ok(CpuMatrix::from_data(coeffs.width, coeffs.height, data))
     }
 
-    fn intt(&self, _ctx: &Ctx, evals: &CpuMatrix) -> Result<CpuMatrix> {
+    fn intt(&self, ctx: &Ctx, evals: &CpuMatrix) -> Result<CpuMatrix> {
         let log_n = validate::ntt(Stage::InverseNtt, evals)?;
         let tw = self.twiddles.get(log_n, true);
-        let mut data = zeroed(evals.data.len());
+        let mut data = try_zeroed(evals.data.len()).map_err(|e| e.at(Stage::InverseNtt, ctx))?;
         let n = evals.height;
         data.par_chunks_mut(n).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| ntt::intt_column(dst, src, &tw));
         Ok(CpuMatrix::from_data(evals.width, evals.height, data))
     }
 
-    fn coset_lde(&self, _ctx: &Ctx, evals: &CpuMatrix, log_blowup: u32, shift: F) -> Result<CpuMatrix> {
+    fn coset_lde(&self, ctx: &Ctx, evals: &CpuMatrix, log_blowup: u32, shift: F) -> Result<CpuMatrix> {
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
         let n = evals.height;
         let big = n << log_blowup;
         let tw_inv = self.twiddles.get(log_n, true);
         let tw_fwd = self.twiddles.get(log_n + log_blowup, false);
         let scale = ntt::bitrev_powers(shift, ntt::inv_pow2(log_n), n);
-        let mut out = zeroed(big * evals.width);
+        let mut out = try_zeroed(big * evals.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
         out.par_chunks_mut(big.max(1)).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| {
             dst[..n].copy_from_slice(src);
             ntt::lde_column(dst, n, &scale, &tw_inv, &tw_fwd);
@@ -219,9 +260,9 @@ impl NttOps for CpuBackend {
 }
 
 impl MerkleOps for CpuBackend {
-    fn commit(&self, _ctx: &Ctx, m: &CpuMatrix, hash: HashKind) -> Result<CpuTree> {
+    fn commit(&self, ctx: &Ctx, m: &CpuMatrix, hash: HashKind) -> Result<CpuTree> {
         validate::commit(m)?;
-        Ok(merkle::commit(m, hash))
+        merkle::commit(m, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))
     }
 
     fn open(&self, _ctx: &Ctx, m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
@@ -231,17 +272,16 @@ impl MerkleOps for CpuBackend {
 }
 
 impl LogUpOps for CpuBackend {
-    fn logup_aux(&self, _ctx: &Ctx, inputs: &LogUpInputs<CpuMatrix>) -> Result<(CpuMatrix, Ext)> {
+    fn logup_aux(&self, ctx: &Ctx, inputs: &LogUpInputs<CpuMatrix>) -> Result<(CpuMatrix, Ext)> {
         validate::logup_aux(inputs)?;
-        Ok(logup::logup_aux(inputs))
+        logup::logup_aux(inputs).map_err(|e| e.at(Stage::LogUp, ctx))
     }
 }
 
 impl ComposeOps for CpuBackend {
     fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
         validate::compose(inputs)?;
-        let _ = ctx;
-        compose::compose(inputs)
+        catch_alloc(Stage::Compose, ctx, || compose::compose(inputs))
     }
 
     fn split_quotient(
@@ -264,7 +304,8 @@ impl ComposeOps for CpuBackend {
         // shift's powers in one pass (no copy of the input, no separate
         // bit-reversal).
         let unscale = ntt::powers(s_inv, ntt::inv_pow2(log_big), big);
-        let mut coeffs = zeroed(quotient.data.len());
+        let failed = |e: AllocFailed| e.at(Stage::QuotientSplit, ctx);
+        let mut coeffs: Vec<F> = try_zeroed(quotient.data.len()).map_err(failed)?;
         coeffs.par_chunks_mut(big).zip(quotient.data.par_chunks(big)).for_each(|(c, q)| {
             ntt::bitrev_copy(c, q, F::ONE);
             ntt::dit_from(c, 1, &tw_inv, big >= ntt::PAR_MIN);
@@ -276,7 +317,7 @@ impl ComposeOps for CpuBackend {
             return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.into(), bound });
         }
         let scale = ntt::bitrev_powers(domain.shift, F::ONE, n);
-        let mut out = zeroed(big * 3 * parts);
+        let mut out = try_zeroed(big * 3 * parts).map_err(failed)?;
         out.par_chunks_mut(big).enumerate().for_each(|(col, dst)| {
             let (part, coord) = (col / 3, col % 3);
             let src = &coeffs[coord * big + part * n..coord * big + (part + 1) * n];
@@ -293,16 +334,16 @@ impl DeepOps for CpuBackend {
         Ok(deep::evaluate_at(m, &domain, points))
     }
 
-    fn deep_quotient(&self, _ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {
+    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {
         validate::deep(domain, points)?;
-        Ok(deep::deep_quotient(&domain, points))
+        deep::deep_quotient(&domain, points).map_err(|e| e.at(Stage::Deep, ctx))
     }
 }
 
 impl FriOps for CpuBackend {
     fn fri_fold(
         &self,
-        _ctx: &Ctx,
+        ctx: &Ctx,
         layer: &CpuMatrix,
         domain: Coset,
         log_arity: u32,
@@ -310,7 +351,7 @@ impl FriOps for CpuBackend {
         roll_in: Option<(&CpuMatrix, Ext)>,
     ) -> Result<CpuMatrix> {
         validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
-        Ok(fri::fold(layer, &domain, log_arity, beta, roll_in))
+        fri::fold(layer, &domain, log_arity, beta, roll_in).map_err(|e| e.at(Stage::FriFold, ctx))
     }
 
     fn grind(&self, _ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
@@ -326,7 +367,7 @@ mod tests {
         // Below and above the huge-page advice threshold (4 MiB), with
         // lengths that end inside a page.
         for len in [0usize, 1, 511, 1 << 19, (1 << 19) + 3, 1 << 21] {
-            let mut v = super::zeroed(len);
+            let mut v: Vec<backend_api::F> = super::try_zeroed(len).unwrap();
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|x| x.is_zero()));
             if let Some(last) = v.last_mut() {
@@ -335,5 +376,24 @@ mod tests {
             v.push(backend_api::F::ONE);
             assert_eq!(v.iter().filter(|x| !x.is_zero()).count(), if len == 0 { 1 } else { 2 });
         }
+    }
+
+    #[test]
+    fn an_allocation_past_memory_is_a_typed_error() {
+        use backend_api::{BackendError, Ctx, Stage, F};
+        // No machine has 2^61 bytes: the allocator refuses without touching memory.
+        let e = super::try_zeroed::<F>(1 << 58).unwrap_err();
+        assert_eq!(
+            e.at(Stage::CosetLde, &Ctx::table("cpu")),
+            BackendError::HostAlloc { stage: Stage::CosetLde, table: "cpu".into(), requested_bytes: 1 << 61 }
+        );
+        // The unwinding form is caught at the op boundary, not as a panic.
+        let r: backend_api::Result<()> = super::catch_alloc(Stage::Compose, &Ctx::table("t"), || {
+            let _ = super::zeroed(1 << 58);
+            Ok(())
+        });
+        assert!(
+            matches!(r, Err(BackendError::HostAlloc { stage: Stage::Compose, requested_bytes, .. }) if requested_bytes == 1 << 61)
+        );
     }
 }

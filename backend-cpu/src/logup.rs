@@ -7,21 +7,21 @@
 //! sum; a second pass adds the prefix of the chunk totals. Field addition
 //! is exact, so the chunking does not change a value.
 
-use crate::{zeroed, CpuMatrix};
+use crate::{try_zeroed, AllocFailed, CpuMatrix};
 use backend_api::{ConstraintSystem, DeviceMatrix, Ext, Leaf, LogUpInputs, Node, F};
 use rayon::prelude::*;
 
 /// Small enough that a thread's node buffers stay in L2.
 const CHUNK: usize = 512;
 
-pub(crate) fn logup_aux(i: &LogUpInputs<CpuMatrix>) -> (CpuMatrix, Ext) {
+pub(crate) fn logup_aux(i: &LogUpInputs<CpuMatrix>) -> Result<(CpuMatrix, Ext), AllocFailed> {
     let spec = i.logup;
     let n = i.main.height();
     let k = spec.interactions();
     let width = 3 * spec.aux_width();
     let alpha_powers: Vec<Ext> = (1..=spec.max_arity() as u64).map(|e| i.alpha.pow(e)).collect();
     let bases: Vec<Ext> = spec.tags.iter().map(|&t| i.z - F::new(t)).collect();
-    let mut data = zeroed(width * n);
+    let mut data = try_zeroed(width * n)?;
     // Per chunk: its slice of every output base column.
     let mut tasks: Vec<Vec<&mut [F]>> = (0..n.div_ceil(CHUNK)).map(|_| Vec::with_capacity(width)).collect();
     for col in data.chunks_mut(n) {
@@ -84,7 +84,7 @@ pub(crate) fn logup_aux(i: &LogUpInputs<CpuMatrix>) -> (CpuMatrix, Ext) {
             c.iter_mut().for_each(|v| *v += o);
         });
     }
-    (CpuMatrix::from_data(width, n, data), total)
+    Ok((CpuMatrix::from_data(width, n, data), total))
 }
 
 /// Montgomery batch inversion in place; zeros stay zero (as in
@@ -223,7 +223,7 @@ mod tests {
             let logup = LogUp::new(layout, interactions, 0, 1).unwrap();
             let (z, alpha) = (Ext::new(next(), next(), next()), Ext::new(next(), next(), next()));
             let main_c = CpuMatrix::from_host(&main);
-            let (got, sum) = logup_aux(&LogUpInputs { logup: &logup, main: &main_c, fixed: None, z, alpha });
+            let (got, sum) = logup_aux(&LogUpInputs { logup: &logup, main: &main_c, fixed: None, z, alpha }).unwrap();
             assert_eq!((got.to_host(), sum), naive(&main, (z, alpha), &its), "n = {n}");
         }
     }

@@ -1,6 +1,6 @@
 //! Merkle trees over matrix rows, every layer kept for openings.
 
-use crate::CpuMatrix;
+use crate::{try_zeroed, AllocFailed, CpuMatrix};
 use backend_api::hash::{hash_leaf, hash_node};
 use backend_api::{DeviceTree, Digest, HashKind, RowOpening, F};
 use rayon::prelude::*;
@@ -76,16 +76,16 @@ fn lanes(hash: HashKind) -> Option<Lanes> {
 }
 
 /// Commits `m` (validated: non-empty, power-of-two height).
-pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
+pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFailed> {
     let (h, w) = (m.height, m.width);
     let data = m.data();
-    let mut leaves = vec![[0u8; 32]; h];
+    let mut leaves: Vec<Digest> = try_zeroed(h)?;
     if let Some(l) = lanes(hash).filter(|l| (l.leaves_ok)(w, h)) {
         leaves
             .par_chunks_mut(SIMD_ROWS)
             .enumerate()
             .for_each(|(ci, out)| (l.leaves_into)(data, h, w, ci * SIMD_ROWS, out));
-        return CpuTree { hash, layers: build_layers(leaves, hash) };
+        return Ok(CpuTree { hash, layers: build_layers(leaves, hash)? });
     }
     leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
         let r0 = ci * LEAF_ROWS;
@@ -102,25 +102,28 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> CpuTree {
             *d = hash_leaf(hash, &buf[r * w..(r + 1) * w]);
         }
     });
-    CpuTree { hash, layers: build_layers(leaves, hash) }
+    Ok(CpuTree { hash, layers: build_layers(leaves, hash)? })
 }
 
 /// The leaf layer and every layer above it, up to the root.
-fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Vec<Vec<Digest>> {
+fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Result<Vec<Vec<Digest>>, AllocFailed> {
     let lanes = lanes(hash);
     let mut layers = vec![leaves];
     while let Some(prev) = layers.last().filter(|l| l.len() > 1) {
         if let Some(l) = lanes.as_ref().filter(|l| prev.len() >= 2 * l.lanes) {
             // prev.len() is a power of two, so every chunk is whole lanes.
-            let mut next = vec![[0u8; 32]; prev.len() / 2];
+            let mut next: Vec<Digest> = try_zeroed(prev.len() / 2)?;
             next.par_chunks_mut(SIMD_ROWS).enumerate().for_each(|(ci, out)| (l.nodes_into)(prev, ci * SIMD_ROWS, out));
             layers.push(next);
             continue;
         }
-        let next: Vec<Digest> = prev.par_chunks(2).with_min_len(128).map(|p| hash_node(hash, &p[0], &p[1])).collect();
+        let mut next: Vec<Digest> = try_zeroed(prev.len() / 2)?;
+        next.par_iter_mut().with_min_len(128).enumerate().for_each(|(i, d)| {
+            *d = hash_node(hash, &prev[2 * i], &prev[2 * i + 1]);
+        });
         layers.push(next);
     }
-    layers
+    Ok(layers)
 }
 
 /// Opens `rows` (validated: in range, tree built from `m`).

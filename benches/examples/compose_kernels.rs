@@ -27,12 +27,22 @@ fn median(gpu: &CudaBackend, mut f: impl FnMut(&CudaBackend) -> backend_api::Res
     Ok(v[v.len() / 2])
 }
 
-fn main() -> Result<(), String> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
     let args: Vec<u32> =
         std::env::args().skip(1).map(|a| a.parse().map_err(|_| format!("bad number {a}"))).collect::<Result<_, _>>()?;
     let log_n = args.first().copied().unwrap_or(20);
     let log_blowup = args.get(1).copied().unwrap_or(2);
-    let generated = CudaBackend::new(0).map_err(|e| e.to_string())?;
+    let generated = CudaBackend::new(0).map_err(|e| format!("no usable CUDA device: {e}"))?;
     let config = CudaConfig { compose: ComposeKernel::Interpreted, ..CudaConfig::default() };
     let interpreted = CudaBackend::with_config(0, config).map_err(|e| e.to_string())?;
     let program = vm::assemble(vm::examples::ALL[0].1).map_err(|e| e.to_string())?;

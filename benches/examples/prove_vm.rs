@@ -41,6 +41,12 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    // The device first: without one, fail before spending the CPU half.
+    #[cfg(feature = "cuda")]
+    let gpu = backend_cpu::Resilient::new(
+        backend_cuda::CudaBackend::new(0).map_err(|e| format!("no usable CUDA device: {e}"))?,
+        backend_cpu::RecoveryPolicy::default(),
+    );
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = args.first().cloned().unwrap_or_else(|| "vm/examples/chain.kasm".into());
     let inputs = args.get(1).cloned().unwrap_or_else(|| "262142,3".into());
@@ -67,9 +73,6 @@ fn run() -> Result<(), String> {
     let (cpu_bytes, _) = prove_once(&cpu, &machine, &traces, &o)?;
     #[cfg(feature = "cuda")]
     {
-        use backend_cpu::{RecoveryPolicy, Resilient};
-        let gpu =
-            Resilient::new(backend_cuda::CudaBackend::new(0).map_err(|e| e.to_string())?, RecoveryPolicy::default());
         // Warm-up: kernel cache, pool growth, twiddle tables, pinned staging.
         let (gpu_bytes, _) = prove_once(&gpu, &machine, &traces, &o)?;
         if gpu_bytes != cpu_bytes {

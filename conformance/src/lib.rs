@@ -200,16 +200,38 @@ pub fn run_suite<B: Backend>(backend: &B, config: &SuiteConfig) -> SuiteReport {
     report
 }
 
-/// What each test of [`suite!`] runs: builds the backend (`None`: not
-/// available here, the test passes with a note), runs `group` with
-/// [`SuiteConfig::from_env`], prints the summary table and panics if any
-/// case failed.
+/// Set to 1 to let suite tests whose backend is absent (no GPU) pass as
+/// skipped instead of failing.
+pub const ALLOW_ABSENT_ENV: &str = "KILN_ALLOW_NO_GPU";
+
+/// What each test of [`suite!`] runs: builds the backend, runs `group`
+/// with [`SuiteConfig::from_env`], prints the summary table and panics if
+/// any case failed.
+///
+/// A backend that is not available here (`None`) fails the test, so "14
+/// passed" never stands for a suite that did not run; with
+/// `KILN_ALLOW_NO_GPU=1` it passes and says "skipped" instead.
 ///
 /// The table goes straight to the process's stderr, not through the test
 /// harness's capture, so a plain `cargo test` shows it.
 pub fn run_group_test<B: Backend>(suite: &str, group: Group, make: impl FnOnce() -> Option<B>) {
+    let allow = std::env::var_os(ALLOW_ABSENT_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+    run_group_test_allowing(suite, group, make, allow)
+}
+
+/// [`run_group_test`] with the absent-backend policy given.
+pub fn run_group_test_allowing<B: Backend>(
+    suite: &str,
+    group: Group,
+    make: impl FnOnce() -> Option<B>,
+    allow_absent: bool,
+) {
     let Some(backend) = make() else {
-        print_table(&format!("conformance {suite}::{group:?}: backend not available here: skipped\n"));
+        let what = format!("conformance {suite}::{group:?}: the backend is not available here");
+        if !allow_absent {
+            panic!("{what}: nothing was checked ({ALLOW_ABSENT_ENV}=1 reports it as skipped instead)");
+        }
+        print_table(&format!("{what}: skipped: nothing was checked ({ALLOW_ABSENT_ENV}=1)\n"));
         return;
     };
     let report = run_group(&backend, &SuiteConfig::from_env(), group);
@@ -229,7 +251,8 @@ fn print_table(s: &str) {
 ///
 /// ```ignore
 /// conformance::suite!(cpu, backend_cpu::CpuBackend::new());
-/// // A backend that may be absent: an `Option<B>`; `None` skips.
+/// // A backend that may be absent: an `Option<B>`; `None` fails the tests
+/// // unless KILN_ALLOW_NO_GPU=1, which reports them as skipped.
 /// conformance::suite!(cuda, maybe: backend_cuda::CudaBackend::new(0).ok());
 /// ```
 /// The expression is evaluated once per test, in a module that sees the
@@ -314,4 +337,20 @@ macro_rules! __suite_tests {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_absent_backend_fails_unless_allowed() {
+        let absent = || None::<backend_cpu::CpuBackend>;
+        let failed = std::panic::catch_unwind(|| run_group_test_allowing("gpu", Group::Ntt, absent, false));
+        let msg = failed.expect_err("an absent backend passed");
+        let msg = msg.downcast_ref::<String>().unwrap();
+        assert!(msg.contains("not available here") && msg.contains(ALLOW_ABSENT_ENV), "{msg}");
+        // Allowed: passes (with a "skipped" note on stderr).
+        run_group_test_allowing("gpu", Group::Ntt, absent, true);
+    }
 }

@@ -1,12 +1,10 @@
 //! "Write a new backend, get the whole suite for free": `Forwarding` is a
 //! complete backend of its own (its own matrix and tree types, shape
-//! validation first, every trait method implemented) that computes with the
-//! CPU backend underneath. One line instantiates the suite for it.
+//! validation first) that computes with the CPU backend underneath, written
+//! as one hook over `backend_api::Op` rather than fifteen trait methods.
+//! One line instantiates the suite for it.
 
-use backend_api::{
-    validate, BackendBase, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix,
-    DeviceTree, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
-};
+use backend_api::{Ctx, DeviceMatrix, DeviceTree, Digest, HashKind, Op, OpHook, Out, Result, Wrapper};
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
 /// A matrix "on the device".
@@ -40,7 +38,10 @@ pub struct Forwarding {
     cpu: CpuBackend,
 }
 
-impl BackendBase for Forwarding {
+/// The one hook: validate on our own types, map our handles onto the CPU
+/// backend's, run, wrap the result in our types. The blanket impls in
+/// `backend_api::wrap` make `Forwarding` a full `Backend`.
+impl OpHook for Forwarding {
     type Matrix = FwdMatrix;
     type Tree = FwdTree;
 
@@ -48,109 +49,85 @@ impl BackendBase for Forwarding {
         "forwarding"
     }
 
-    fn upload(&self, _ctx: &Ctx, m: &ColMatrix) -> Result<FwdMatrix> {
-        Ok(FwdMatrix(CpuMatrix::from_host(m)))
+    fn run(&self, ctx: &Ctx, op: Op<'_, &FwdMatrix, &FwdTree>) -> Result<Out<FwdMatrix, FwdTree>> {
+        op.validate()?;
+        let inner = op.map(|m| &m.0, |t| &t.0);
+        Ok(inner.dispatch(&self.cpu, ctx)?.map(FwdMatrix, FwdTree))
     }
 
-    fn download(&self, _ctx: &Ctx, m: &FwdMatrix) -> Result<ColMatrix> {
-        Ok(m.0.to_host())
-    }
-
-    fn reshape(&self, ctx: &Ctx, m: &FwdMatrix, height: usize) -> Result<FwdMatrix> {
-        validate::reshape(m, height)?;
-        self.cpu.reshape(ctx, &m.0, height).map(FwdMatrix)
-    }
-}
-
-impl NttOps for Forwarding {
-    fn ntt(&self, ctx: &Ctx, m: &FwdMatrix) -> Result<FwdMatrix> {
-        validate::ntt(Stage::Ntt, m)?;
-        self.cpu.ntt(ctx, &m.0).map(FwdMatrix)
-    }
-
-    fn intt(&self, ctx: &Ctx, m: &FwdMatrix) -> Result<FwdMatrix> {
-        validate::ntt(Stage::InverseNtt, m)?;
-        self.cpu.intt(ctx, &m.0).map(FwdMatrix)
-    }
-
-    fn coset_lde(&self, ctx: &Ctx, m: &FwdMatrix, log_blowup: u32, shift: F) -> Result<FwdMatrix> {
-        validate::coset_lde(m, log_blowup, shift)?;
-        self.cpu.coset_lde(ctx, &m.0, log_blowup, shift).map(FwdMatrix)
-    }
-}
-
-impl MerkleOps for Forwarding {
-    fn commit(&self, ctx: &Ctx, m: &FwdMatrix, hash: HashKind) -> Result<FwdTree> {
-        validate::commit(m)?;
-        self.cpu.commit(ctx, &m.0, hash).map(FwdTree)
-    }
-
-    fn open(&self, ctx: &Ctx, m: &FwdMatrix, tree: &FwdTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
-        validate::open(m, tree, rows)?;
-        self.cpu.open(ctx, &m.0, &tree.0, rows)
-    }
-}
-
-impl LogUpOps for Forwarding {
-    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<FwdMatrix>) -> Result<(FwdMatrix, Ext)> {
-        validate::logup_aux(i)?;
-        self.cpu.logup_aux(ctx, &i.map(|m| &m.0)).map(|(m, sum)| (FwdMatrix(m), sum))
-    }
-}
-
-impl ComposeOps for Forwarding {
-    fn compose(&self, ctx: &Ctx, i: &ComposeInputs<FwdMatrix>) -> Result<FwdMatrix> {
-        validate::compose(i)?;
-        // The wrapper's matrices hold the inner backend's; `map` passes them on.
-        let inputs = i.map(|m| &m.0);
-        self.cpu.compose(ctx, &inputs).map(FwdMatrix)
-    }
-
-    fn split_quotient(
-        &self,
-        ctx: &Ctx,
-        q: &FwdMatrix,
-        domain: Coset,
-        log_trace_height: u32,
-        parts: usize,
-    ) -> Result<FwdMatrix> {
-        validate::split_quotient(q, domain, log_trace_height, parts)?;
-        self.cpu.split_quotient(ctx, &q.0, domain, log_trace_height, parts).map(FwdMatrix)
-    }
-}
-
-impl DeepOps for Forwarding {
-    fn evaluate_at(&self, ctx: &Ctx, m: &FwdMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        validate::evaluate_at(m, domain)?;
-        self.cpu.evaluate_at(ctx, &m.0, domain, points)
-    }
-
-    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<FwdMatrix>]) -> Result<FwdMatrix> {
-        validate::deep(domain, points)?;
-        let inner: Vec<DeepPoint<CpuMatrix>> = points.iter().map(|p| p.map(|m| &m.0)).collect();
-        self.cpu.deep_quotient(ctx, domain, &inner).map(FwdMatrix)
-    }
-}
-
-impl FriOps for Forwarding {
-    fn fri_fold(
-        &self,
-        ctx: &Ctx,
-        layer: &FwdMatrix,
-        domain: Coset,
-        log_arity: u32,
-        beta: Ext,
-        roll_in: Option<(&FwdMatrix, Ext)>,
-    ) -> Result<FwdMatrix> {
-        validate::fri_fold(layer, domain, log_arity, roll_in.map(|(g, _)| g))?;
-        self.cpu.fri_fold(ctx, &layer.0, domain, log_arity, beta, roll_in.map(|(g, s)| (&g.0, s))).map(FwdMatrix)
-    }
-
-    fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
-        validate::grind(bits)?;
-        self.cpu.grind(ctx, hash, seed, bits)
+    fn drain(&self) -> Result<()> {
+        Ok(())
     }
 }
 
 // The whole suite, one test per operation group, from one line.
 conformance::suite!(forwarding, Forwarding::default());
+
+/// The common first step of a new backend: a layer that counts and
+/// forwards. One override; the proof is the inner backend's, byte for byte.
+#[derive(Default)]
+struct Counting {
+    inner: CpuBackend,
+    calls: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
+}
+
+impl Wrapper for Counting {
+    type Inner = CpuBackend;
+
+    fn inner(&self) -> &CpuBackend {
+        &self.inner
+    }
+
+    fn call(&self, ctx: &Ctx, op: Op<'_, &CpuMatrix, &CpuTree>) -> Result<Out<CpuMatrix, CpuTree>> {
+        *self.calls.lock().unwrap().entry(op.name()).or_default() += 1;
+        op.dispatch(&self.inner, ctx)
+    }
+}
+
+#[test]
+fn a_counting_wrapper_is_one_hook_and_changes_no_byte() {
+    use stark::examples::TwoTables;
+    let options = stark::ProofOptions { log_blowup: 2, num_queries: 8, grinding_bits: 2, ..Default::default() };
+    let machine = TwoTables::default();
+    let counting = Counting::default();
+    let got = stark::prove(&counting, &machine, TwoTables::traces(5, 3), &[], &options).unwrap().to_bytes();
+    let want = stark::prove(&CpuBackend::new(), &machine, TwoTables::traces(5, 3), &[], &options).unwrap().to_bytes();
+    assert!(got == want, "the wrapper changed the proof");
+    let calls = counting.calls.lock().unwrap();
+    for op in ["upload", "coset_lde", "commit", "logup_aux", "compose", "split_quotient", "evaluate_at", "open"] {
+        assert!(calls.get(op).copied().unwrap_or(0) > 0, "{op} never reached the hook: {calls:?}");
+    }
+    assert_eq!(calls.get("grind"), Some(&1), "{calls:?}");
+}
+
+/// A hook that answers an op with the wrong kind of result is a typed
+/// error naming the stage, not a panic.
+struct Confused;
+
+impl OpHook for Confused {
+    type Matrix = CpuMatrix;
+    type Tree = CpuTree;
+    fn name(&self) -> &str {
+        "confused"
+    }
+    fn run(&self, _ctx: &Ctx, _op: Op<'_, &CpuMatrix, &CpuTree>) -> Result<Out<CpuMatrix, CpuTree>> {
+        Ok(Out::Nonce(7))
+    }
+    fn drain(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_wrong_result_kind_is_a_typed_error() {
+    use backend_api::{BackendBase, BackendError, NttOps, Stage};
+    let m =
+        CpuBackend::new().upload(&Ctx::table("t"), &backend_api::ColMatrix::new(1, 4, vec![backend_api::F::ONE; 4]));
+    match Confused.ntt(&Ctx::table("t"), &m.unwrap()) {
+        Err(BackendError::Device { stage: Stage::Ntt, table, message }) => {
+            assert_eq!(table, "t");
+            assert!(message.contains("returned a nonce where a matrix was expected"), "{message}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

@@ -35,6 +35,9 @@ pub enum AsmErrorKind {
     BadNumber(String),
     #[error("unknown label `{0}`")]
     UnknownLabel(String),
+    /// A register name in the wrong case (`R3`): registers are lowercase.
+    #[error("`{found}` is not a register or a label: registers are lowercase; did you mean `{register}`?")]
+    RegisterCase { found: String, register: String },
     #[error("label `{name}` is already defined on line {first_line}")]
     DuplicateLabel { name: String, first_line: usize },
     #[error("the program has no instructions")]
@@ -156,6 +159,17 @@ fn parse_register(s: &str) -> Option<u8> {
     ((v as usize) < NUM_REGS).then_some(v)
 }
 
+/// Names the likely mistake when `s` is the wrong case of a register.
+fn register_case(s: &str) -> Option<AsmErrorKind> {
+    let lower = s.to_ascii_lowercase();
+    (lower != s && parse_register(&lower).is_some())
+        .then(|| AsmErrorKind::RegisterCase { found: s.to_string(), register: lower })
+}
+
+fn not_a_register(s: &str) -> AsmErrorKind {
+    register_case(s).unwrap_or_else(|| AsmErrorKind::BadRegister(s.to_string()))
+}
+
 /// An immediate before labels are resolved.
 #[derive(Clone, Debug)]
 enum ImmRef {
@@ -237,7 +251,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
                 let col = self.col();
-                let r = parse_register(s).ok_or_else(|| self.err(col, AsmErrorKind::BadRegister(s.clone())))?;
+                let r = parse_register(s).ok_or_else(|| self.err(col, not_a_register(s)))?;
                 self.pos += 1;
                 Ok(r)
             }
@@ -360,7 +374,7 @@ pub fn assemble(src: &str) -> Result<Program, AsmError> {
             labels.get(name).map(|&(_, pc)| pc).ok_or_else(|| AsmError {
                 line: p.line,
                 col,
-                kind: AsmErrorKind::UnknownLabel(name.to_string()),
+                kind: register_case(name).unwrap_or_else(|| AsmErrorKind::UnknownLabel(name.to_string())),
             })
         };
         if let Some(imm) = &p.imm {
@@ -567,6 +581,15 @@ end:    halt
         assert!(matches!(e.kind, AsmErrorKind::BadRegister(_)));
         let e = assemble("  jmp nowhere\nhalt").unwrap_err();
         assert_eq!((e.line, e.col, e.kind), (1, 7, AsmErrorKind::UnknownLabel("nowhere".into())));
+        // Registers are lowercase: `R3` is neither a register nor a label.
+        let e = assemble("li R3, 5\nhalt").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 4));
+        assert_eq!(e.kind, AsmErrorKind::RegisterCase { found: "R3".into(), register: "r3".into() });
+        assert!(e.to_string().ends_with("did you mean `r3`?"), "{e}");
+        let e = assemble("  add r1, r1, R3\nhalt").unwrap_err();
+        assert_eq!(e.kind, AsmErrorKind::RegisterCase { found: "R3".into(), register: "r3".into() });
+        let e = assemble("jmp SP\nhalt").unwrap_err();
+        assert_eq!(e.kind, AsmErrorKind::RegisterCase { found: "SP".into(), register: "sp".into() });
         let e = assemble("a: halt\na: halt").unwrap_err();
         assert_eq!((e.line, e.col), (2, 1));
         let e = assemble("frob r1").unwrap_err();

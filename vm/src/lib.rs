@@ -5,7 +5,9 @@
 //! executor ([`exec`]), the multi-table AIR joined by LogUp buses
 //! ([`air`], [`logup`]), trace generation ([`trace`]), a direct constraint
 //! checker for tests ([`check`]), the bundled example programs
-//! ([`examples`]) and the `kiln` CLI (the crate's binary). The ISA and the
+//! ([`examples`]), the proof file and the statement it proves ([`bundle`]),
+//! and the `kiln` CLI (the crate's binary, behind the default `cli`
+//! feature, so library users go without its dependencies). The ISA and the
 //! text syntax are documented in `vm/README.md`.
 
 pub mod air;

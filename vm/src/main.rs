@@ -1,8 +1,11 @@
 //! `kiln`: run, prove and verify programs of the Kiln VM.
 //!
 //! Every failure is one line on stderr and a non-zero exit; output files
-//! are written to a temporary file beside the target and renamed, so a
-//! failed command leaves no partial file.
+//! are checked before any work and written through a temporary file
+//! beside the target (see `outfile`), so a failed command leaves no
+//! partial file and never replaces a source, a device or another output.
+
+mod outfile;
 
 use backend_api::{Backend, HashKind, F};
 #[cfg(feature = "cuda")]
@@ -11,6 +14,7 @@ use backend_cpu::{CpuBackend, CrossCheck, OnDecline, RecoveryPolicy, RecoveryRep
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use outfile::OutFile;
 use serde_json::{json, Value};
 use stark::verifier::Acceptance;
 use stark::{ProofOptions, ProveObserver, Security, StageTiming};
@@ -18,8 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tempfile::NamedTempFile;
-use vm::bundle::ProofBundle;
+use vm::bundle::{Expected, ProofBundle, Rejection};
 use vm::exec::DEFAULT_MAX_CYCLES;
 use vm::{asm, examples, execute, trace, ExecOptions, Program, VmMachine};
 
@@ -118,10 +121,21 @@ struct ProveArgs {
 
 #[derive(Args)]
 struct VerifyArgs {
+    /// The proof file written by `kiln prove`
     file: PathBuf,
-    /// Refuse proofs whose options give less conjectured security than this
+    /// The assembly file the proof must be for: its hash must be the proof's (then the inputs are checked too)
+    #[arg(long, value_name = "FILE.kasm")]
+    program: Option<PathBuf>,
+    /// The inputs the run must have read, in order (repeat or separate with commas); with --program and no --input, none
+    #[arg(long = "input", value_name = "VALUE", value_delimiter = ',', allow_hyphen_values = true)]
+    inputs: Vec<String>,
+    /// The outputs the run must have written, in order (repeat or separate with commas)
+    #[arg(long = "output", value_name = "VALUE", value_delimiter = ',', allow_hyphen_values = true)]
+    outputs: Vec<String>,
+    /// Refuse proofs whose options give less conjectured security than this many bits
     #[arg(long, default_value_t = stark::options::DEFAULT_MIN_SECURITY_BITS)]
     min_security: u32,
+    /// Print the verified statement (program hash, inputs, outputs), options and security as one JSON object
     #[arg(long)]
     json: bool,
 }
@@ -217,17 +231,19 @@ fn load_program(path: Option<&Path>) -> CliResult<(String, Program)> {
 }
 
 fn parse_inputs(raw: &[String]) -> CliResult<Vec<F>> {
+    parse_values("--input", raw)
+}
+
+fn parse_values(flag: &str, raw: &[String]) -> CliResult<Vec<F>> {
     raw.iter()
         .map(|s| {
             asm::parse_value(s)
-                .ok_or_else(|| format!("bad --input value `{s}`: expected a field element (decimal, 0x hex, or -n)"))
+                .ok_or_else(|| format!("bad {flag} value `{s}`: expected a field element (decimal, 0x hex, or -n)"))
         })
         .collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use vm::bundle::hex;
 
 fn nums(v: &[F]) -> Vec<u64> {
     v.iter().map(|x| x.value()).collect()
@@ -239,20 +255,31 @@ fn list(v: &[F]) -> String {
     format!("[{}{more}]", shown.join(", "))
 }
 
-/// A temporary file beside `path`, created up front so an unwritable
-/// destination fails before any work; renamed over `path` on success.
-fn temp_beside(path: &Path) -> CliResult<NamedTempFile> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    NamedTempFile::new_in(dir).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
-}
-
-fn persist(mut tmp: NamedTempFile, path: &Path, bytes: &[u8]) -> CliResult<()> {
-    tmp.write_all(bytes).and_then(|_| tmp.flush()).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-    tmp.persist(path).map_err(|e| format!("cannot write `{}`: {}", path.display(), e.error))?;
-    Ok(())
+/// The proof and trace files of a prove, checked against each other and
+/// the program before any work.
+fn prove_outputs(a: &ProveArgs) -> CliResult<(OutFile, Option<OutFile>)> {
+    let out = OutFile::create(&a.out)?;
+    if let Some(program) = a.program.as_deref().filter(|p| out.is_file(p)) {
+        return Err(format!(
+            "--out `{}` is the program file `{}`: refusing to replace the source with the proof",
+            a.out.display(),
+            program.display()
+        ));
+    }
+    let trace = a.trace_out.as_deref().map(OutFile::create).transpose()?;
+    if let Some(t) = &trace {
+        if t.same_destination(&out) {
+            return Err(format!(
+                "--out `{}` and --trace-out `{}` are the same file: the proof would overwrite the trace",
+                a.out.display(),
+                t.shown().display()
+            ));
+        }
+        if let Some(program) = a.program.as_deref().filter(|p| t.is_file(p)) {
+            return Err(format!("--trace-out `{}` is the program file `{}`", t.shown().display(), program.display()));
+        }
+    }
+    Ok((out, trace))
 }
 
 fn cmd_run(a: RunArgs) -> CliResult<()> {
@@ -309,18 +336,18 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     if a.program.is_none() && a.prog.inputs.is_empty() {
         inputs = examples::DEFAULT_INPUTS.iter().map(|&v| F::new(v)).collect();
     }
-    let out_tmp = temp_beside(&a.out)?;
-    let trace_tmp = a.trace_out.as_deref().map(temp_beside).transpose()?;
+    let (out_tmp, trace_tmp) = prove_outputs(&a)?;
     let job = Job { a: &a, opts: &opts, name: &name, program: &program, inputs: &inputs };
     match chosen {
-        Chosen::Cpu if a.cross_check => job.run(
-            &CrossCheck::new(CpuBackend::new(), CpuBackend::new()),
-            "cpu, cross-checked",
-            None,
-            out_tmp,
-            trace_tmp,
-        ),
-        Chosen::Cpu => job.run(&CpuBackend::new(), "cpu", None, out_tmp, trace_tmp),
+        Chosen::Cpu(why) => {
+            let label = why.map_or("cpu".to_string(), |w| format!("cpu ({w})"));
+            if a.cross_check {
+                let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
+                job.run(&b, &format!("{label}, cross-checked"), None, out_tmp, trace_tmp)
+            } else {
+                job.run(&CpuBackend::new(), &label, None, out_tmp, trace_tmp)
+            }
+        }
         #[cfg(feature = "cuda")]
         Chosen::Cuda(dev) => {
             let label = format!("cuda ({})", dev.device().name);
@@ -348,14 +375,15 @@ fn recovery_policy(choice: DeclineChoice) -> RecoveryPolicy {
 
 /// The backend a prove runs on.
 enum Chosen {
-    Cpu,
+    /// With why `auto` fell back to it.
+    Cpu(Option<String>),
     #[cfg(feature = "cuda")]
     Cuda(backend_cuda::CudaBackend),
 }
 
 fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
     match choice {
-        BackendChoice::Cpu => Ok(Chosen::Cpu),
+        BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
         BackendChoice::Wgpu => Err("the wgpu backend is not available in this release (backends: cpu, cuda)".into()),
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => backend_cuda::CudaBackend::new(0)
@@ -363,11 +391,16 @@ fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
             .map_err(|e| format!("the cuda backend cannot run here: {e}")),
         #[cfg(not(feature = "cuda"))]
         BackendChoice::Cuda => Err("the cuda backend is not in this build (rebuild with --features cuda)".into()),
-        // A usable GPU wins; otherwise the CPU, which is always there.
+        // A usable GPU wins; otherwise the CPU, which is always there, and
+        // the options line says why.
         #[cfg(feature = "cuda")]
-        BackendChoice::Auto => Ok(backend_cuda::CudaBackend::new(0).map(Chosen::Cuda).unwrap_or(Chosen::Cpu)),
+        BackendChoice::Auto => Ok(backend_cuda::CudaBackend::new(0)
+            .map(Chosen::Cuda)
+            .unwrap_or_else(|e| Chosen::Cpu(Some(format!("auto: no usable CUDA device: {e}"))))),
         #[cfg(not(feature = "cuda"))]
-        BackendChoice::Auto => Ok(Chosen::Cpu),
+        BackendChoice::Auto => {
+            Ok(Chosen::Cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda)".into())))
+        }
     }
 }
 
@@ -386,8 +419,8 @@ impl Job<'_> {
         backend: &B,
         label: &str,
         recovery: Option<&dyn Fn() -> RecoveryReport>,
-        out_tmp: NamedTempFile,
-        trace_tmp: Option<NamedTempFile>,
+        out_tmp: OutFile,
+        trace_tmp: Option<OutFile>,
     ) -> CliResult<()> {
         prove_with(
             backend,
@@ -414,8 +447,8 @@ fn prove_with<B: Backend>(
     name: &str,
     program: &Program,
     inputs: &[F],
-    out_tmp: NamedTempFile,
-    trace_tmp: Option<NamedTempFile>,
+    out_tmp: OutFile,
+    trace_tmp: Option<OutFile>,
 ) -> CliResult<()> {
     let start = Instant::now();
     let bar = if a.json { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
@@ -461,7 +494,7 @@ fn prove_with<B: Backend>(
     let Security { bits: security, provable, .. } = opts.security(log_max_lde);
     let bundle = ProofBundle { program: program.clone(), publics: machine.publics().to_vec(), proof };
     let bytes = bundle.to_bytes();
-    if let (Some(tmp), Some(path)) = (trace_tmp, a.trace_out.as_deref()) {
+    if let Some(tmp) = trace_tmp {
         let mut events: Vec<Value> = spans
             .iter()
             .map(|(s, st, d)| {
@@ -473,13 +506,19 @@ fn prove_with<B: Backend>(
             json!({"name": t.stage, "cat": t.table, "ph": "X", "ts": (prove_start + t.start).as_micros() as u64,
                 "dur": t.duration.as_micros() as u64, "pid": 1, "tid": 1, "args": {"table": t.table}})
         }));
-        persist(tmp, path, json!({ "traceEvents": events }).to_string().as_bytes())?;
+        tmp.write(json!({ "traceEvents": events }).to_string().as_bytes())?;
     }
-    persist(out_tmp, &a.out, &bytes)?;
+    out_tmp.write(&bytes)?;
     bar.finish_and_clear();
 
     let total = start.elapsed();
     let per_stage = stats.per_stage();
+    let weak = (security < stark::options::DEFAULT_MIN_SECURITY_BITS).then(|| {
+        format!(
+            "{security} conjectured bits is below the {} that `kiln verify` accepts by default: verify with --min-security {security}",
+            stark::options::DEFAULT_MIN_SECURITY_BITS
+        )
+    });
     if a.json {
         let mut timings = serde_json::Map::new();
         for (s, _, d) in &spans {
@@ -500,6 +539,7 @@ fn prove_with<B: Backend>(
                         "hash": opts.hash.name()},
             "security_bits": security,
             "provable_security_bits": provable,
+            "default_verify_accepts": weak.is_none(),
             "recovery": recovered.as_ref().map(|r| r.stages.iter().filter(|(_, c)| c.declines > 0).map(|(s, c)| {
                 json!({"stage": s.name(), "declines": c.declines, "retried": c.retried, "recomputed": c.recomputed})
             }).collect::<Vec<_>>()),
@@ -513,7 +553,7 @@ fn prove_with<B: Backend>(
         say!("{v}");
     } else {
         let tables: Vec<String> = heights.iter().map(|(n, h)| format!("{n} 2^{h}")).collect();
-        say!("program   {name} ({} instructions, hash {})", program.len(), &hex(&program.hash())[..16]);
+        say!("program   {name} ({} instructions, hash {})", program.len(), hex(&program.hash()));
         say!("inputs    {}", list(&ex.inputs));
         say!("outputs   {}", list(&ex.outputs));
         say!("cycles    {}", ex.cycles);
@@ -532,46 +572,70 @@ fn prove_with<B: Backend>(
         if let Some(r) = &recovered {
             say!("recovery  {r}");
         }
+        if let Some(w) = &weak {
+            say!("warning   {w}");
+        }
         say!("proof     {} ({} bytes), verified", a.out.display(), bytes.len());
         say!("total     {total:.2?}");
-    }
-    if security < stark::options::DEFAULT_MIN_SECURITY_BITS && !a.json {
-        eprintln!(
-            "note: these options give {security} conjectured bits; `kiln verify` needs --min-security {security} to accept"
-        );
     }
     Ok(())
 }
 
+/// The statement `kiln verify` was asked to check.
+fn expected_statement(a: &VerifyArgs) -> CliResult<Expected> {
+    let program = a.program.as_deref().map(|p| load_program(Some(p))).transpose()?;
+    // A program runs on some inputs: naming the program pins them too
+    // (none when no --input is given), as `kiln run FILE` reads none.
+    let inputs = (program.is_some() || !a.inputs.is_empty()).then(|| parse_values("--input", &a.inputs)).transpose()?;
+    let outputs = (!a.outputs.is_empty()).then(|| parse_values("--output", &a.outputs)).transpose()?;
+    Ok(Expected { program_hash: program.map(|(_, p)| p.hash()), inputs, outputs })
+}
+
 fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
     let t0 = Instant::now();
+    let expected = expected_statement(&a)?;
     let bytes = std::fs::read(&a.file).map_err(|e| format!("cannot read `{}`: {e}", a.file.display()))?;
     let bundle = ProofBundle::from_bytes(&bytes).map_err(|e| format!("{}: {e}", a.file.display()))?;
-    let machine =
-        VmMachine::from_publics(&bundle.program, &bundle.publics).map_err(|e| format!("{}: {e}", a.file.display()))?;
-    stark::verify(&machine, &bundle.publics, &bundle.proof, &Acceptance::MinSecurity(a.min_security))
-        .map_err(|e| format!("proof rejected: {e}"))?;
+    let v = bundle.verify(&expected, &Acceptance::MinSecurity(a.min_security)).map_err(|e| match e {
+        Rejection::Statement(e) => format!("{}: {e}", a.file.display()),
+        e => e.to_string(),
+    })?;
     let elapsed = t0.elapsed();
-    let log_max_lde = bundle.proof.log_heights.iter().max().copied().unwrap_or(0) + bundle.proof.options.log_blowup;
-    let Security { bits: security, provable, .. } = bundle.proof.options.security(log_max_lde);
-    let hash = hex(&bundle.program.hash());
+    let hash = hex(&v.statement.program_hash);
+    let checked = [
+        ("program", expected.program_hash.is_some()),
+        ("inputs", expected.inputs.is_some()),
+        ("outputs", expected.outputs.is_some()),
+    ];
+    let o = &v.options;
     if a.json {
-        let v = json!({
+        let out = json!({
             "verified": true,
             "hash": hash,
             "instructions": bundle.program.len(),
-            "inputs": nums(machine.inputs()),
-            "outputs": nums(machine.outputs()),
-            "security_bits": security,
-            "provable_security_bits": provable,
+            "inputs": nums(&v.statement.inputs),
+            "outputs": nums(&v.statement.outputs),
+            "checked": checked.iter().map(|(k, c)| (k.to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
+            "log_heights": v.log_heights,
+            "options": {"blowup": o.blowup(), "queries": o.num_queries, "grinding_bits": o.grinding_bits,
+                        "hash": o.hash.name()},
+            "security_bits": v.security.bits,
+            "provable_security_bits": v.security.provable,
             "time_ms": elapsed.as_secs_f64() * 1e3,
         });
-        say!("{v}");
+        say!("{out}");
     } else {
-        say!("verified  program {} ({} instructions)", &hash[..16], bundle.program.len());
-        say!("inputs    {}", list(machine.inputs()));
-        say!("outputs   {}", list(machine.outputs()));
-        say!("security  {security} bits conjectured, {provable} provable; checked in {elapsed:.2?}");
+        let names: Vec<&str> = checked.iter().filter(|c| c.1).map(|c| c.0).collect();
+        say!("verified  program {hash} ({} instructions)", bundle.program.len());
+        say!("inputs    {}", list(&v.statement.inputs));
+        say!("outputs   {}", list(&v.statement.outputs));
+        if names.is_empty() {
+            say!("statement not compared: a valid proof of the program above (--program, --input, --output check it)");
+        } else {
+            say!("statement {} as expected", names.join(", "));
+        }
+        let s = v.security;
+        say!("security  {} bits conjectured, {} provable; checked in {elapsed:.2?}", s.bits, s.provable);
     }
     Ok(())
 }

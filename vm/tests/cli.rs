@@ -81,3 +81,196 @@ fn run_prove_verify() {
     assert!(!out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
+
+/// Quick options for tests: small proofs, no grinding.
+const FAST: [&str; 6] = ["--blowup", "2", "--queries", "8", "--grinding", "0"];
+
+fn prove_fib(dir: &Path, extra: &[&str]) -> Output {
+    let fib = example("fibonacci.kasm");
+    let mut args = vec!["prove", fib.as_str(), "--input", "20"];
+    args.extend(FAST);
+    args.extend(extra);
+    kiln(dir, &args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Fails with one `error:` line naming `path`, no temporary file's name.
+fn refused(o: &Output, path: &str) -> String {
+    let e = stderr(o);
+    assert!(!o.status.success(), "succeeded: {e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.starts_with("error: ") && e.contains(path), "{e}");
+    assert!(!e.contains(".kiln-") && !e.contains(".tmp"), "names a temporary file: {e}");
+    e
+}
+
+#[test]
+fn prove_never_replaces_the_source_another_output_or_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = std::fs::read(example("fibonacci.kasm")).unwrap();
+    std::fs::write(d.join("fib.kasm"), &src).unwrap();
+    let fast: Vec<&str> = FAST.to_vec();
+    let mut args = vec!["prove", "fib.kasm", "--input", "5", "--out", "fib.kasm"];
+    args.extend(&fast);
+    refused(&kiln(d, &args), "fib.kasm");
+    // Through another spelling of the same path.
+    let mut args = vec!["prove", "fib.kasm", "--input", "5", "--out", "./fib.kasm"];
+    args.extend(&fast);
+    refused(&kiln(d, &args), "fib.kasm");
+    assert_eq!(std::fs::read(d.join("fib.kasm")).unwrap(), src, "the source was replaced");
+
+    std::fs::write(d.join("x"), "trace").unwrap();
+    let e = refused(&prove_fib(d, &["--out", "x", "--trace-out", "x"]), "x");
+    assert!(e.contains("same file"), "{e}");
+    assert_eq!(std::fs::read(d.join("x")).unwrap(), b"trace");
+
+    let e = refused(&prove_fib(d, &["--out", "/dev/null"]), "/dev/null");
+    assert!(e.contains("not a regular file"), "{e}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    let e = refused(&prove_fib(d, &["--out", "."]), "`.`");
+    assert!(e.contains("directory"), "{e}");
+    // A path through a regular file: the error names it, not a temporary file.
+    refused(&prove_fib(d, &["--out", "x/p.proof"]), "x/p.proof");
+    let left: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
+fn prove_writes_through_symlinks_and_keeps_file_modes() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mode = |p: &str| std::fs::metadata(d.join(p)).unwrap().permissions().mode() & 0o7777;
+    // What any tool gives a new file under this process's umask.
+    std::fs::File::create(d.join("plain")).unwrap();
+    let o = prove_fib(d, &["--out", "new.proof"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode("new.proof"), mode("plain"));
+
+    for keep in [0o644, 0o640] {
+        std::fs::write(d.join("old.proof"), "old").unwrap();
+        std::fs::set_permissions(d.join("old.proof"), std::fs::Permissions::from_mode(keep)).unwrap();
+        let o = prove_fib(d, &["--out", "old.proof"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(mode("old.proof"), keep);
+    }
+
+    std::fs::create_dir(d.join("store")).unwrap();
+    std::fs::write(d.join("store/p.proof"), "stale").unwrap();
+    symlink("store/p.proof", d.join("link.proof")).unwrap();
+    let o = prove_fib(d, &["--out", "link.proof"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(d.join("link.proof")).unwrap().file_type().is_symlink());
+    assert!(std::fs::read(d.join("store/p.proof")).unwrap().starts_with(b"KILNVMP1"), "target left stale");
+    let o = kiln(d, &["verify", "link.proof", "--min-security", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    symlink("store/missing", d.join("dangling")).unwrap();
+    let e = refused(&prove_fib(d, &["--out", "dangling"]), "dangling");
+    assert!(e.contains("symbolic link"), "{e}");
+    assert!(!d.join("store/missing").exists());
+}
+
+#[test]
+fn verify_checks_the_expected_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = prove_fib(d, &["--out", "p.proof"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (fib, fact) = (example("fibonacci.kasm"), example("factorial.kasm"));
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", "p.proof", "--min-security", "0"];
+        args.extend(extra);
+        kiln(d, &args)
+    };
+    let o = verify(&["--program", &fib, "--input", "20", "--output", "6765"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let run = kiln(d, &["run", &fib, "--input", "20", "--json"]);
+    let hash = serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap()["hash"].as_str().unwrap().to_string();
+    assert_eq!(hash.len(), 64);
+    assert!(text.contains(&format!("program {hash}")), "full hash not shown: {text}");
+    assert!(text.contains("statement program, inputs, outputs as expected"), "{text}");
+
+    for (args, what) in [
+        (vec!["--program", fact.as_str(), "--input", "20"], "is for program"),
+        (vec!["--program", fib.as_str()], "inputs"),
+        (vec!["--program", fib.as_str(), "--input", "21"], "inputs"),
+        (vec!["--input", "21"], "inputs"),
+        (vec!["--output", "6766"], "outputs"),
+        (vec!["--program", fib.as_str(), "--input", "20", "--output", "6765,0"], "outputs"),
+    ] {
+        let e = refused(&verify(&args), "statement rejected");
+        assert!(e.contains(what), "{args:?}: {e}");
+    }
+    let o = verify(&["--program", &fib, "--input", "20", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["hash"], hash.as_str());
+    assert_eq!((v["inputs"][0].as_u64(), v["outputs"][0].as_u64()), (Some(20), Some(6765)));
+    assert_eq!((v["checked"]["program"].as_bool(), v["checked"]["outputs"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(v["options"]["blowup"], 2);
+    assert_eq!(v["log_heights"].as_array().unwrap().len(), 4);
+
+    let help = String::from_utf8_lossy(&kiln(d, &["verify", "--help"]).stdout).to_string();
+    for want in
+        ["proof file written by `kiln prove`", "--program <FILE.kasm>", "--json", "JSON object", "--min-security"]
+    {
+        assert!(help.contains(want), "help lacks {want}: {help}");
+    }
+}
+
+#[test]
+fn prove_says_why_auto_is_the_cpu_and_when_default_verify_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = prove_fib(dir.path(), &["--out", "p.proof"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let options = text.lines().find(|l| l.starts_with("options")).unwrap();
+    assert!(options.contains("cpu (auto: "), "{options}");
+    let warning = text.lines().find(|l| l.starts_with("warning")).unwrap_or_else(|| panic!("{text}"));
+    assert!(warning.contains("--min-security"), "{warning}");
+    // And the default verify does refuse it.
+    assert!(!kiln(dir.path(), &["verify", "p.proof"]).status.success());
+    // An explicit --backend cpu has nothing to explain; default options no warning.
+    let o = kiln(dir.path(), &["prove", "--input", "5", "--backend", "cpu", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["backend"].as_str(), v["default_verify_accepts"].as_bool()), (Some("cpu"), Some(true)));
+}
+
+/// Host memory exhaustion is a typed error, not a panic: under a 768 MiB
+/// address-space limit the traces of a 2^18-cycle run fit, its 1.7 GB
+/// main-trace LDE does not.
+#[test]
+fn out_of_host_memory_is_one_line_and_exit_1() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let chain = example("chain.kasm");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    cmd.args(["prove", &chain, "--input", "65534,3", "--blowup", "16", "--queries", "8", "--out", "p.proof"]);
+    // Few threads and malloc arenas, so the address space the run needs
+    // before the LDE does not grow with the machine's core count.
+    cmd.current_dir(dir.path()).env("RAYON_NUM_THREADS", "2").env("MALLOC_ARENA_MAX", "2");
+    let limit = libc::rlimit { rlim_cur: 768 << 20, rlim_max: 768 << 20 };
+    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    let out = cmd.output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.starts_with("error: proving failed: host memory exhausted in coset-lde for table cpu: "), "{e}");
+    // The bytes asked for: the whole LDE (its width is the VM AIR's business).
+    let bytes: u64 = e.split(": ").nth(3).and_then(|t| t.split(' ').next()).and_then(|b| b.parse().ok()).unwrap();
+    assert!(bytes > 768 << 20 && e.contains(" bytes could not be allocated"), "{e}");
+    assert!(!e.contains("panicked") && !e.contains("internal error"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
+}

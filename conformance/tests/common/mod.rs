@@ -2,10 +2,7 @@
 //! the suite and `CrossCheck` catch it.
 #![allow(dead_code)]
 
-use backend_api::{
-    BackendBase, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix, Digest, Ext,
-    FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
-};
+use backend_api::{Ctx, DeviceMatrix, Op, Out, Result, Stage, Wrapper, F};
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
 /// The CPU backend with one element (column, row) of one stage's output
@@ -41,82 +38,26 @@ impl Corrupting {
     }
 }
 
-impl BackendBase for Corrupting {
-    type Matrix = CpuMatrix;
-    type Tree = CpuTree;
+impl Wrapper for Corrupting {
+    type Inner = CpuBackend;
+
+    fn inner(&self) -> &CpuBackend {
+        &self.cpu
+    }
+
     fn name(&self) -> &str {
         "corrupting"
     }
-    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<CpuMatrix> {
-        self.cpu.upload(ctx, m)
-    }
-    fn download(&self, ctx: &Ctx, m: &CpuMatrix) -> Result<ColMatrix> {
-        self.cpu.download(ctx, m)
-    }
-    fn reshape(&self, ctx: &Ctx, m: &CpuMatrix, height: usize) -> Result<CpuMatrix> {
-        self.cpu.reshape(ctx, m, height)
-    }
-}
 
-impl NttOps for Corrupting {
-    fn ntt(&self, ctx: &Ctx, m: &CpuMatrix) -> Result<CpuMatrix> {
-        self.touch(Stage::Ntt, ctx, self.cpu.ntt(ctx, m))
-    }
-    fn intt(&self, ctx: &Ctx, m: &CpuMatrix) -> Result<CpuMatrix> {
-        self.touch(Stage::InverseNtt, ctx, self.cpu.intt(ctx, m))
-    }
-    fn coset_lde(&self, ctx: &Ctx, m: &CpuMatrix, log_blowup: u32, shift: F) -> Result<CpuMatrix> {
-        self.touch(Stage::CosetLde, ctx, self.cpu.coset_lde(ctx, m, log_blowup, shift))
-    }
-}
-
-impl MerkleOps for Corrupting {
-    fn commit(&self, ctx: &Ctx, m: &CpuMatrix, hash: HashKind) -> Result<CpuTree> {
-        self.cpu.commit(ctx, m, hash)
-    }
-    fn open(&self, ctx: &Ctx, m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
-        self.cpu.open(ctx, m, tree, rows)
-    }
-}
-
-impl LogUpOps for Corrupting {
-    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<CpuMatrix>) -> Result<(CpuMatrix, Ext)> {
-        let (m, sum) = self.cpu.logup_aux(ctx, i)?;
-        Ok((self.touch(Stage::LogUp, ctx, Ok(m))?, sum))
-    }
-}
-
-impl ComposeOps for Corrupting {
-    fn compose(&self, ctx: &Ctx, i: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
-        self.touch(Stage::Compose, ctx, self.cpu.compose(ctx, i))
-    }
-    fn split_quotient(&self, ctx: &Ctx, q: &CpuMatrix, d: Coset, log_n: u32, parts: usize) -> Result<CpuMatrix> {
-        self.touch(Stage::QuotientSplit, ctx, self.cpu.split_quotient(ctx, q, d, log_n, parts))
-    }
-}
-
-impl DeepOps for Corrupting {
-    fn evaluate_at(&self, ctx: &Ctx, m: &CpuMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        self.cpu.evaluate_at(ctx, m, domain, points)
-    }
-    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {
-        self.touch(Stage::Deep, ctx, self.cpu.deep_quotient(ctx, domain, points))
-    }
-}
-
-impl FriOps for Corrupting {
-    fn fri_fold(
-        &self,
-        ctx: &Ctx,
-        layer: &CpuMatrix,
-        domain: Coset,
-        log_arity: u32,
-        beta: Ext,
-        roll_in: Option<(&CpuMatrix, Ext)>,
-    ) -> Result<CpuMatrix> {
-        self.touch(Stage::FriFold, ctx, self.cpu.fri_fold(ctx, layer, domain, log_arity, beta, roll_in))
-    }
-    fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
-        self.cpu.grind(ctx, hash, seed, bits)
+    fn call(&self, ctx: &Ctx, op: Op<'_, &CpuMatrix, &CpuTree>) -> Result<Out<CpuMatrix, CpuTree>> {
+        // Views and transfers carry the corruption of the stage that made
+        // the matrix; only computed results are altered.
+        let computed = !matches!(op, Op::Upload(_) | Op::Download(_) | Op::Reshape { .. });
+        let stage = op.stage();
+        Ok(match op.dispatch(&self.cpu, ctx)? {
+            Out::Matrix(m) if computed => Out::Matrix(self.touch(stage, ctx, Ok(m))?),
+            Out::LogUp(m, sum) => Out::LogUp(self.touch(stage, ctx, Ok(m))?, sum),
+            out => out,
+        })
     }
 }

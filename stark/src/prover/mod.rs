@@ -29,6 +29,9 @@ pub enum ProveError {
     Backend(#[from] BackendError),
     #[error("auxiliary values rejected: {0}")]
     AuxValues(String),
+    /// The quotient exceeded its degree bound and the checker found why.
+    #[error("the trace does not satisfy its constraints: {0}")]
+    Unsatisfied(crate::debug::Violation),
 }
 
 /// Wall time of one prover stage on one table (or "all").

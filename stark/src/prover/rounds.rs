@@ -191,7 +191,7 @@ impl<B: Backend> Prover<'_, B> {
             })?;
             drop(fixed);
             self.clock.time("quotient commit", &shape.name, || {
-                let parts = self.split(ctx, t, &q)?;
+                let parts = self.split(ctx, t, &q, &main[t].trace, aux.challenges.len())?;
                 Ok(Committed::rows(self.backend, ctx, parts, self.options.hash)?)
             })
         })?;
@@ -201,16 +201,25 @@ impl<B: Backend> Prover<'_, B> {
         Ok(parts)
     }
 
-    /// The quotient's parts; a forger keeps the low-degree part of a
-    /// composition that is not of low degree.
-    fn split(&self, ctx: &Ctx, t: usize, q: &B::Matrix) -> Result<B::Matrix, ProveError> {
+    /// The quotient's parts. A composition that is not of low degree means
+    /// a trace that fails its constraints: the error names the first
+    /// failing constraint and row (a forger keeps the low-degree part).
+    fn split(
+        &self,
+        ctx: &Ctx,
+        t: usize,
+        q: &B::Matrix,
+        trace: &B::Matrix,
+        num_challenges: usize,
+    ) -> Result<B::Matrix, ProveError> {
         let (b, shape, domain) = (self.backend, &self.shapes[t], self.lde_domain(t));
         match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts) {
             Err(BackendError::ConstraintsNotSatisfied { .. }) if self.conduct == Conduct::Forge => {
                 let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
                 Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts)?)
             }
-            other => Ok(other?),
+            Err(e) => Err(crate::debug::locate(e, b, self.tables[t], trace, self.publics, num_challenges)),
+            Ok(parts) => Ok(parts),
         }
     }
 

@@ -1,0 +1,559 @@
+//! Every backend operation described once, as a value: [`Op`] names the
+//! operation and holds its arguments, knows its [`Stage`], the device bytes
+//! it touches and its validation, and [`Op::dispatch`] runs it on any
+//! backend. [`Out`] is its result.
+//!
+//! Matrices and trees are held as *handles* `M` and `T`: `&B::Matrix` when
+//! an op is passed on as it is, a wrapper's own handle type when it keeps
+//! ops (a recomputation recipe), `&Inner::Matrix` after [`Op::try_map`]
+//! has projected a wrapper's matrices onto an inner backend's. Small
+//! arguments are `Cow`s, borrowed from the caller and owned only when an
+//! op must outlive the call ([`Op::into_owned`]).
+//!
+//! Wrappers built on this (see [`crate::wrap`]) are one hook over `Op`
+//! instead of a copy of the six traits.
+
+use crate::backend::{
+    Backend, ComposeInputs, Ctx, DeepColumns, DeepPoint, DeviceMatrix, DeviceTree, LogUpInputs, RowOpening,
+};
+use crate::domain::Coset;
+use crate::error::{BackendError, Result, Stage};
+use crate::ext::Ext;
+use crate::field::F;
+use crate::hash::{Digest, HashKind};
+use crate::ir::ConstraintSystem;
+use crate::logup::LogUp;
+use crate::matrix::ColMatrix;
+use crate::memory::{matrix_bytes, tree_bytes};
+use crate::validate;
+use std::borrow::{Borrow, Cow};
+
+/// One operation of the `Backend` family with its arguments.
+pub enum Op<'a, M, T> {
+    Upload(Cow<'a, ColMatrix>),
+    Download(M),
+    Reshape { m: M, height: usize },
+    Ntt(M),
+    Intt(M),
+    CosetLde { m: M, log_blowup: u32, shift: F },
+    Commit { m: M, hash: HashKind },
+    Open { m: M, tree: T, rows: Cow<'a, [usize]> },
+    LogUpAux { logup: Cow<'a, LogUp>, main: M, fixed: Option<M>, z: Ext, alpha: Ext },
+    Compose(Box<ComposeOp<'a, M>>),
+    SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize },
+    EvaluateAt { m: M, domain: Coset, points: Cow<'a, [Ext]> },
+    DeepQuotient { domain: Coset, points: Vec<DeepOpPoint<'a, M>> },
+    FriFold { layer: M, domain: Coset, log_arity: u32, beta: Ext, roll_in: Option<(M, Ext)> },
+    Grind { hash: HashKind, seed: Digest, bits: u32 },
+}
+
+/// The arguments of `compose` (see [`ComposeInputs`]).
+pub struct ComposeOp<'a, M> {
+    pub constraints: Cow<'a, ConstraintSystem>,
+    pub fixed: Option<M>,
+    pub main: M,
+    pub aux: Option<M>,
+    pub log_trace_height: u32,
+    pub domain: Coset,
+    pub challenges: Cow<'a, [Ext]>,
+    pub publics: Cow<'a, [F]>,
+    pub aux_values: Cow<'a, [Ext]>,
+    pub alpha: Ext,
+}
+
+/// One DEEP point (see [`DeepPoint`]).
+pub struct DeepOpPoint<'a, M> {
+    pub point: Ext,
+    pub columns: Vec<DeepOpColumns<'a, M>>,
+}
+
+/// One matrix's columns at a DEEP point (see [`DeepColumns`]).
+pub struct DeepOpColumns<'a, M> {
+    pub matrix: M,
+    pub coeffs: Cow<'a, [Ext]>,
+    pub values: Cow<'a, [Ext]>,
+}
+
+/// The result of an [`Op`]: which variant follows from the op.
+pub enum Out<M, T> {
+    /// upload, reshape, ntt, intt, coset_lde, compose, split_quotient,
+    /// deep_quotient, fri_fold.
+    Matrix(M),
+    /// download.
+    Host(ColMatrix),
+    /// commit.
+    Tree(T),
+    /// open.
+    Openings(Vec<RowOpening>),
+    /// logup_aux: the auxiliary trace and its final sum.
+    LogUp(M, Ext),
+    /// evaluate_at.
+    Values(Vec<Vec<Ext>>),
+    /// grind.
+    Nonce(u64),
+}
+
+/// A handle passed on by reference is still a matrix (for validation and
+/// byte counts over `Op<&M, &T>`).
+impl<M: DeviceMatrix + ?Sized> DeviceMatrix for &M {
+    fn height(&self) -> usize {
+        (**self).height()
+    }
+    fn width(&self) -> usize {
+        (**self).width()
+    }
+}
+
+impl<T: DeviceTree + ?Sized> DeviceTree for &T {
+    fn root(&self) -> Digest {
+        (**self).root()
+    }
+    fn leaves(&self) -> usize {
+        (**self).leaves()
+    }
+    fn hash(&self) -> HashKind {
+        (**self).hash()
+    }
+}
+
+fn own<X: ToOwned + ?Sized>(c: Cow<'_, X>) -> Cow<'static, X> {
+    Cow::Owned(c.into_owned())
+}
+
+impl<'a, M> ComposeOp<'a, M> {
+    /// The op of a `compose` call.
+    pub fn from_inputs(i: &ComposeInputs<'a, M>) -> ComposeOp<'a, &'a M> {
+        ComposeOp {
+            constraints: Cow::Borrowed(i.constraints),
+            fixed: i.fixed,
+            main: i.main,
+            aux: i.aux,
+            log_trace_height: i.log_trace_height,
+            domain: i.domain,
+            challenges: Cow::Borrowed(i.challenges),
+            publics: Cow::Borrowed(i.publics),
+            aux_values: Cow::Borrowed(i.aux_values),
+            alpha: i.alpha,
+        }
+    }
+
+    /// The `compose` arguments over the matrices the handles refer to.
+    pub fn inputs<X>(&self) -> ComposeInputs<'_, X>
+    where
+        M: Borrow<X>,
+    {
+        ComposeInputs {
+            constraints: &self.constraints,
+            fixed: self.fixed.as_ref().map(Borrow::borrow),
+            main: self.main.borrow(),
+            aux: self.aux.as_ref().map(Borrow::borrow),
+            log_trace_height: self.log_trace_height,
+            domain: self.domain,
+            challenges: &self.challenges,
+            publics: &self.publics,
+            aux_values: &self.aux_values,
+            alpha: self.alpha,
+        }
+    }
+}
+
+impl<'a, M> DeepOpPoint<'a, M> {
+    /// The ops of a `deep_quotient` call's points.
+    pub fn from_points(points: &'a [DeepPoint<'a, M>]) -> Vec<DeepOpPoint<'a, &'a M>> {
+        points
+            .iter()
+            .map(|p| DeepOpPoint {
+                point: p.point,
+                columns: p
+                    .columns
+                    .iter()
+                    .map(|c| DeepOpColumns {
+                        matrix: c.matrix,
+                        coeffs: Cow::Borrowed(&c.coeffs),
+                        values: Cow::Borrowed(&c.values),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// The point over the matrices the handles refer to.
+    pub fn point<X>(&self) -> DeepPoint<'_, X>
+    where
+        M: Borrow<X>,
+    {
+        DeepPoint {
+            point: self.point,
+            columns: self
+                .columns
+                .iter()
+                .map(|c| DeepColumns {
+                    matrix: c.matrix.borrow(),
+                    coeffs: c.coeffs.to_vec(),
+                    values: c.values.to_vec(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a, M, T> Op<'a, M, T> {
+    /// The stage the op is counted, logged and reported under. A reshape
+    /// is the first step of committing a FRI layer.
+    pub fn stage(&self) -> Stage {
+        match self {
+            Op::Upload(_) => Stage::Upload,
+            Op::Download(_) => Stage::Download,
+            Op::Reshape { .. } | Op::Commit { .. } => Stage::MerkleCommit,
+            Op::Ntt(_) => Stage::Ntt,
+            Op::Intt(_) => Stage::InverseNtt,
+            Op::CosetLde { .. } => Stage::CosetLde,
+            Op::Open { .. } => Stage::MerkleOpen,
+            Op::LogUpAux { .. } => Stage::LogUp,
+            Op::Compose(_) => Stage::Compose,
+            Op::SplitQuotient { .. } => Stage::QuotientSplit,
+            Op::EvaluateAt { .. } => Stage::OutOfDomain,
+            Op::DeepQuotient { .. } => Stage::Deep,
+            Op::FriFold { .. } => Stage::FriFold,
+            Op::Grind { .. } => Stage::Grind,
+        }
+    }
+
+    /// The trait method the op stands for.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Upload(_) => "upload",
+            Op::Download(_) => "download",
+            Op::Reshape { .. } => "reshape",
+            Op::Ntt(_) => "ntt",
+            Op::Intt(_) => "intt",
+            Op::CosetLde { .. } => "coset_lde",
+            Op::Commit { .. } => "commit",
+            Op::Open { .. } => "open",
+            Op::LogUpAux { .. } => "logup_aux",
+            Op::Compose(_) => "compose",
+            Op::SplitQuotient { .. } => "split_quotient",
+            Op::EvaluateAt { .. } => "evaluate_at",
+            Op::DeepQuotient { .. } => "deep_quotient",
+            Op::FriFold { .. } => "fri_fold",
+            Op::Grind { .. } => "grind",
+        }
+    }
+
+    /// Every input matrix, in argument order.
+    pub fn matrices(&self) -> Vec<&M> {
+        match self {
+            Op::Upload(_) | Op::Grind { .. } => vec![],
+            Op::Download(m) | Op::Ntt(m) | Op::Intt(m) => vec![m],
+            Op::Reshape { m, .. }
+            | Op::CosetLde { m, .. }
+            | Op::Commit { m, .. }
+            | Op::Open { m, .. }
+            | Op::EvaluateAt { m, .. } => vec![m],
+            Op::SplitQuotient { q, .. } => vec![q],
+            Op::LogUpAux { main, fixed, .. } => std::iter::once(main).chain(fixed).collect(),
+            Op::Compose(c) => c.fixed.iter().chain([&c.main]).chain(&c.aux).collect(),
+            Op::DeepQuotient { points, .. } => {
+                points.iter().flat_map(|p| p.columns.iter().map(|c| &c.matrix)).collect()
+            }
+            Op::FriFold { layer, roll_in, .. } => {
+                std::iter::once(layer).chain(roll_in.iter().map(|(g, _)| g)).collect()
+            }
+        }
+    }
+}
+
+/// Moving an op between backends' handles, and keeping it.
+impl<'a, M, T> Op<'a, M, T> {
+    /// The same op over other handles: `fm` maps each matrix, `ft` each
+    /// tree; the first error stops the mapping. Small arguments are
+    /// borrowed from `self`.
+    pub fn try_map<'b, N, U, E>(
+        &'b self,
+        mut fm: impl FnMut(&'b M) -> std::result::Result<N, E>,
+        mut ft: impl FnMut(&'b T) -> std::result::Result<U, E>,
+    ) -> std::result::Result<Op<'b, N, U>, E> {
+        Ok(match self {
+            Op::Upload(m) => Op::Upload(Cow::Borrowed(&**m)),
+            Op::Download(m) => Op::Download(fm(m)?),
+            Op::Reshape { m, height } => Op::Reshape { m: fm(m)?, height: *height },
+            Op::Ntt(m) => Op::Ntt(fm(m)?),
+            Op::Intt(m) => Op::Intt(fm(m)?),
+            Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
+            Op::Commit { m, hash } => Op::Commit { m: fm(m)?, hash: *hash },
+            Op::Open { m, tree, rows } => Op::Open { m: fm(m)?, tree: ft(tree)?, rows: Cow::Borrowed(&**rows) },
+            Op::LogUpAux { logup, main, fixed, z, alpha } => Op::LogUpAux {
+                logup: Cow::Borrowed(&**logup),
+                main: fm(main)?,
+                fixed: fixed.as_ref().map(&mut fm).transpose()?,
+                z: *z,
+                alpha: *alpha,
+            },
+            Op::Compose(c) => Op::Compose(Box::new(ComposeOp {
+                constraints: Cow::Borrowed(&*c.constraints),
+                fixed: c.fixed.as_ref().map(&mut fm).transpose()?,
+                main: fm(&c.main)?,
+                aux: c.aux.as_ref().map(&mut fm).transpose()?,
+                log_trace_height: c.log_trace_height,
+                domain: c.domain,
+                challenges: Cow::Borrowed(&*c.challenges),
+                publics: Cow::Borrowed(&*c.publics),
+                aux_values: Cow::Borrowed(&*c.aux_values),
+                alpha: c.alpha,
+            })),
+            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
+                Op::SplitQuotient { q: fm(q)?, domain: *domain, log_trace_height: *log_trace_height, parts: *parts }
+            }
+            Op::EvaluateAt { m, domain, points } => {
+                Op::EvaluateAt { m: fm(m)?, domain: *domain, points: Cow::Borrowed(&**points) }
+            }
+            Op::DeepQuotient { domain, points } => Op::DeepQuotient {
+                domain: *domain,
+                points: points
+                    .iter()
+                    .map(|p| {
+                        let columns = p.columns.iter().map(|c| {
+                            Ok(DeepOpColumns {
+                                matrix: fm(&c.matrix)?,
+                                coeffs: Cow::Borrowed(&*c.coeffs),
+                                values: Cow::Borrowed(&*c.values),
+                            })
+                        });
+                        Ok(DeepOpPoint { point: p.point, columns: columns.collect::<std::result::Result<_, E>>()? })
+                    })
+                    .collect::<std::result::Result<_, E>>()?,
+            },
+            Op::FriFold { layer, domain, log_arity, beta, roll_in } => Op::FriFold {
+                layer: fm(layer)?,
+                domain: *domain,
+                log_arity: *log_arity,
+                beta: *beta,
+                roll_in: roll_in.as_ref().map(|(g, s)| fm(g).map(|g| (g, *s))).transpose()?,
+            },
+            Op::Grind { hash, seed, bits } => Op::Grind { hash: *hash, seed: *seed, bits: *bits },
+        })
+    }
+
+    /// [`Op::try_map`] with mappings that cannot fail.
+    pub fn map<'b, N, U>(&'b self, mut fm: impl FnMut(&'b M) -> N, mut ft: impl FnMut(&'b T) -> U) -> Op<'b, N, U> {
+        let done: std::result::Result<_, std::convert::Infallible> = self.try_map(|m| Ok(fm(m)), |t| Ok(ft(t)));
+        match done {
+            Ok(op) => op,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The op with every small argument owned, to keep beyond the call.
+    pub fn into_owned(self) -> Op<'static, M, T> {
+        match self {
+            Op::Upload(m) => Op::Upload(own(m)),
+            Op::Download(m) => Op::Download(m),
+            Op::Reshape { m, height } => Op::Reshape { m, height },
+            Op::Ntt(m) => Op::Ntt(m),
+            Op::Intt(m) => Op::Intt(m),
+            Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
+            Op::Commit { m, hash } => Op::Commit { m, hash },
+            Op::Open { m, tree, rows } => Op::Open { m, tree, rows: own(rows) },
+            Op::LogUpAux { logup, main, fixed, z, alpha } => Op::LogUpAux { logup: own(logup), main, fixed, z, alpha },
+            Op::Compose(c) => {
+                let c = *c;
+                Op::Compose(Box::new(ComposeOp {
+                    constraints: own(c.constraints),
+                    fixed: c.fixed,
+                    main: c.main,
+                    aux: c.aux,
+                    log_trace_height: c.log_trace_height,
+                    domain: c.domain,
+                    challenges: own(c.challenges),
+                    publics: own(c.publics),
+                    aux_values: own(c.aux_values),
+                    alpha: c.alpha,
+                }))
+            }
+            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
+                Op::SplitQuotient { q, domain, log_trace_height, parts }
+            }
+            Op::EvaluateAt { m, domain, points } => Op::EvaluateAt { m, domain, points: own(points) },
+            Op::DeepQuotient { domain, points } => Op::DeepQuotient {
+                domain,
+                points: points
+                    .into_iter()
+                    .map(|p| DeepOpPoint {
+                        point: p.point,
+                        columns: p
+                            .columns
+                            .into_iter()
+                            .map(|c| DeepOpColumns { matrix: c.matrix, coeffs: own(c.coeffs), values: own(c.values) })
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            Op::FriFold { layer, domain, log_arity, beta, roll_in } => {
+                Op::FriFold { layer, domain, log_arity, beta, roll_in }
+            }
+            Op::Grind { hash, seed, bits } => Op::Grind { hash, seed, bits },
+        }
+    }
+}
+
+impl<M, T> Op<'_, M, T> {
+    /// Runs the op on `b`, whose matrices and trees the handles refer to.
+    pub fn dispatch<B>(&self, b: &B, ctx: &Ctx) -> Result<Out<B::Matrix, B::Tree>>
+    where
+        B: Backend,
+        M: Borrow<B::Matrix>,
+        T: Borrow<B::Tree>,
+    {
+        Ok(match self {
+            Op::Upload(m) => Out::Matrix(b.upload(ctx, m)?),
+            Op::Download(m) => Out::Host(b.download(ctx, m.borrow())?),
+            Op::Reshape { m, height } => Out::Matrix(b.reshape(ctx, m.borrow(), *height)?),
+            Op::Ntt(m) => Out::Matrix(b.ntt(ctx, m.borrow())?),
+            Op::Intt(m) => Out::Matrix(b.intt(ctx, m.borrow())?),
+            Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
+            Op::Commit { m, hash } => Out::Tree(b.commit(ctx, m.borrow(), *hash)?),
+            Op::Open { m, tree, rows } => Out::Openings(b.open(ctx, m.borrow(), tree.borrow(), rows)?),
+            Op::LogUpAux { logup, main, fixed, z, alpha } => {
+                let fixed = fixed.as_ref().map(Borrow::borrow);
+                let inputs = LogUpInputs { logup, main: main.borrow(), fixed, z: *z, alpha: *alpha };
+                let (m, sum) = b.logup_aux(ctx, &inputs)?;
+                Out::LogUp(m, sum)
+            }
+            Op::Compose(c) => Out::Matrix(b.compose(ctx, &c.inputs())?),
+            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
+                Out::Matrix(b.split_quotient(ctx, q.borrow(), *domain, *log_trace_height, *parts)?)
+            }
+            Op::EvaluateAt { m, domain, points } => Out::Values(b.evaluate_at(ctx, m.borrow(), *domain, points)?),
+            Op::DeepQuotient { domain, points } => {
+                let points: Vec<DeepPoint<B::Matrix>> = points.iter().map(DeepOpPoint::point).collect();
+                Out::Matrix(b.deep_quotient(ctx, *domain, &points)?)
+            }
+            Op::FriFold { layer, domain, log_arity, beta, roll_in } => {
+                let roll_in = roll_in.as_ref().map(|(g, s)| (g.borrow(), *s));
+                Out::Matrix(b.fri_fold(ctx, layer.borrow(), *domain, *log_arity, *beta, roll_in)?)
+            }
+            Op::Grind { hash, seed, bits } => Out::Nonce(b.grind(ctx, *hash, seed, *bits)?),
+        })
+    }
+}
+
+impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
+    /// The shared shape checks of [`crate::validate`] for this op (none
+    /// for transfers).
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Op::Upload(_) | Op::Download(_) => Ok(()),
+            Op::Reshape { m, height } => validate::reshape(m, *height),
+            Op::Ntt(m) => validate::ntt(Stage::Ntt, m).map(drop),
+            Op::Intt(m) => validate::ntt(Stage::InverseNtt, m).map(drop),
+            Op::CosetLde { m, log_blowup, shift } => validate::coset_lde(m, *log_blowup, *shift).map(drop),
+            Op::Commit { m, .. } => validate::commit(m).map(drop),
+            Op::Open { m, tree, rows } => validate::open(m, tree, rows),
+            Op::LogUpAux { logup, main, fixed, z, alpha } => {
+                validate::logup_aux(&LogUpInputs { logup, main, fixed: fixed.as_ref(), z: *z, alpha: *alpha })
+            }
+            Op::Compose(c) => validate::compose(&c.inputs::<M>()),
+            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
+                validate::split_quotient(q, *domain, *log_trace_height, *parts)
+            }
+            Op::EvaluateAt { m, domain, .. } => validate::evaluate_at(m, *domain),
+            Op::DeepQuotient { domain, points } => {
+                validate::deep(*domain, &points.iter().map(DeepOpPoint::point::<M>).collect::<Vec<_>>())
+            }
+            Op::FriFold { layer, domain, log_arity, roll_in, .. } => {
+                validate::fri_fold(layer, *domain, *log_arity, roll_in.as_ref().map(|(g, _)| g))
+            }
+            Op::Grind { bits, .. } => validate::grind(*bits),
+        }
+    }
+
+    /// The device bytes the op works on (inputs, outputs and scratch, from
+    /// [`crate::memory`]): what a memory gate or a decline reports.
+    pub fn bytes(&self) -> u64 {
+        let of = |m: &M| matrix_bytes(m.height() as u64, m.width() as u64);
+        let inputs: u64 = self.matrices().into_iter().map(of).sum();
+        let ext_column = |rows: usize| matrix_bytes(rows as u64, 3);
+        match self {
+            Op::Upload(m) => matrix_bytes(m.height() as u64, m.width() as u64),
+            Op::Download(_) | Op::Reshape { .. } | Op::FriFold { .. } => inputs,
+            Op::Ntt(_) | Op::Intt(_) => 2 * inputs,
+            Op::CosetLde { m, log_blowup, .. } => {
+                inputs + 2 * matrix_bytes((m.height() as u64) << (*log_blowup).min(16), m.width() as u64)
+            }
+            Op::Commit { m, .. } | Op::Open { m, .. } => inputs + tree_bytes(m.height() as u64),
+            Op::LogUpAux { logup, main, .. } => {
+                inputs + matrix_bytes(main.height() as u64, 3 * logup.aux_width() as u64)
+            }
+            Op::Compose(c) => inputs + 2 * ext_column(c.main.height()),
+            Op::SplitQuotient { q, parts, .. } => 2 * inputs + matrix_bytes(q.height() as u64, 3 * *parts as u64),
+            Op::EvaluateAt { m, .. } => inputs + ext_column(m.height()),
+            Op::DeepQuotient { domain, .. } => {
+                inputs + 2 * matrix_bytes(1u64.checked_shl(domain.log_size).unwrap_or(u64::MAX), 3)
+            }
+            Op::Grind { .. } => crate::memory::stage_bytes(Stage::Grind, &crate::memory::TableDims::default()),
+        }
+    }
+
+    /// For an op whose result comes back to the host (download, open,
+    /// evaluate_at, grind): its bytes.
+    pub fn result_bytes(&self) -> Option<u64> {
+        match self {
+            Op::Download(m) => Some(matrix_bytes(m.height() as u64, m.width() as u64)),
+            Op::Open { m, rows, .. } => Some((rows.len() * (m.width() * 8 + 32 * 32)) as u64),
+            Op::EvaluateAt { m, points, .. } => Some((points.len() * m.width() * 24) as u64),
+            Op::Grind { .. } => Some(8),
+            _ => None,
+        }
+    }
+}
+
+impl<M, T> Out<M, T> {
+    /// The variant's name, for errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Out::Matrix(_) => "a matrix",
+            Out::Host(_) => "a host matrix",
+            Out::Tree(_) => "a tree",
+            Out::Openings(_) => "openings",
+            Out::LogUp(..) => "an auxiliary trace",
+            Out::Values(_) => "values",
+            Out::Nonce(_) => "a nonce",
+        }
+    }
+
+    /// The same result over other handles.
+    pub fn map<N, U>(self, fm: impl FnOnce(M) -> N, ft: impl FnOnce(T) -> U) -> Out<N, U> {
+        let done: std::result::Result<_, std::convert::Infallible> = self.try_map(|m| Ok(fm(m)), |t| Ok(ft(t)));
+        match done {
+            Ok(out) => out,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Out::map`] with mappings that may fail.
+    pub fn try_map<N, U, E>(
+        self,
+        fm: impl FnOnce(M) -> std::result::Result<N, E>,
+        ft: impl FnOnce(T) -> std::result::Result<U, E>,
+    ) -> std::result::Result<Out<N, U>, E> {
+        Ok(match self {
+            Out::Matrix(m) => Out::Matrix(fm(m)?),
+            Out::Host(h) => Out::Host(h),
+            Out::Tree(t) => Out::Tree(ft(t)?),
+            Out::Openings(o) => Out::Openings(o),
+            Out::LogUp(m, s) => Out::LogUp(fm(m)?, s),
+            Out::Values(v) => Out::Values(v),
+            Out::Nonce(n) => Out::Nonce(n),
+        })
+    }
+
+    /// A hook returned the wrong kind of result for its op: a bug in the
+    /// hook, reported as a typed error rather than a panic.
+    pub fn wrong(&self, stage: Stage, ctx: &Ctx, want: &str) -> BackendError {
+        BackendError::Device {
+            stage,
+            table: ctx.table.to_string(),
+            message: format!("the backend's hook returned {} where {want} was expected", self.kind()),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Backends defined by one hook over [`Op`], for wrappers: recovery,
+//! cross-checking, fault injection, a user's counting or logging layer.
+//!
+//! - [`Wrapper`]: same matrices and trees as the inner backend. Its hook
+//!   [`Wrapper::call`] forwards by default; override it to act around
+//!   some or all operations (`op.stage()`, `op.bytes()`, `op.name()` say
+//!   what the op is, `op.dispatch(inner, ctx)` runs it).
+//! - [`OpHook`]: data types of its own (a pair of backends' matrices, a
+//!   matrix with its recomputation recipe); [`OpHook::run`] maps the op's
+//!   handles onto the inner backends' with [`Op::try_map`] and wraps the
+//!   [`Out`].
+//!
+//! Either way the type is a full [`Backend`] through the blanket impls
+//! below: each trait method builds its `Op`, runs the hook and unpacks the
+//! `Out`. A hook that returns the wrong kind of `Out` gets a typed
+//! `BackendError::Device`, not a panic.
+
+use crate::backend::{
+    Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, FriOps,
+    LogUpInputs, LogUpOps, MerkleOps, NttOps, RowOpening,
+};
+use crate::domain::Coset;
+use crate::error::Result;
+use crate::ext::Ext;
+use crate::field::F;
+use crate::hash::{Digest, HashKind};
+use crate::matrix::ColMatrix;
+use crate::op::{ComposeOp, DeepOpPoint, Op, Out};
+use std::borrow::Cow;
+
+/// A backend whose every operation goes through [`OpHook::run`].
+pub trait OpHook: Send + Sync {
+    type Matrix: DeviceMatrix;
+    type Tree: DeviceTree;
+
+    fn name(&self) -> &str;
+
+    /// Runs one operation; its handles are this backend's own.
+    fn run(&self, ctx: &Ctx, op: Op<'_, &Self::Matrix, &Self::Tree>) -> Result<Out<Self::Matrix, Self::Tree>>;
+
+    /// See [`BackendBase::drain`]; a wrapper drains what it wraps.
+    fn drain(&self) -> Result<()>;
+}
+
+/// A backend that wraps another and keeps its data types: one hook,
+/// [`Wrapper::call`], which forwards unless overridden.
+pub trait Wrapper: Send + Sync {
+    type Inner: Backend;
+
+    fn inner(&self) -> &Self::Inner;
+
+    fn name(&self) -> &str {
+        self.inner().name()
+    }
+
+    /// Every operation passes here. The default runs it on the inner backend.
+    fn call(&self, ctx: &Ctx, op: Op<'_, &Matrix<Self>, &Tree<Self>>) -> Result<Out<Matrix<Self>, Tree<Self>>> {
+        op.dispatch(self.inner(), ctx)
+    }
+
+    fn drain(&self) -> Result<()> {
+        self.inner().drain()
+    }
+}
+
+/// The inner backend's matrix type of a [`Wrapper`].
+pub type Matrix<W> = <<W as Wrapper>::Inner as BackendBase>::Matrix;
+/// The inner backend's tree type of a [`Wrapper`].
+pub type Tree<W> = <<W as Wrapper>::Inner as BackendBase>::Tree;
+
+impl<W: Wrapper> OpHook for W {
+    type Matrix = Matrix<W>;
+    type Tree = Tree<W>;
+
+    fn name(&self) -> &str {
+        Wrapper::name(self)
+    }
+    fn run(&self, ctx: &Ctx, op: Op<'_, &Matrix<W>, &Tree<W>>) -> Result<Out<Matrix<W>, Tree<W>>> {
+        self.call(ctx, op)
+    }
+    fn drain(&self) -> Result<()> {
+        Wrapper::drain(self)
+    }
+}
+
+/// Runs `op` and unpacks a matrix result.
+fn matrix<H: OpHook + ?Sized>(h: &H, ctx: &Ctx, op: Op<'_, &H::Matrix, &H::Tree>) -> Result<H::Matrix> {
+    let stage = op.stage();
+    match h.run(ctx, op)? {
+        Out::Matrix(m) => Ok(m),
+        other => Err(other.wrong(stage, ctx, "a matrix")),
+    }
+}
+
+impl<H: OpHook> BackendBase for H {
+    type Matrix = H::Matrix;
+    type Tree = H::Tree;
+
+    fn name(&self) -> &str {
+        OpHook::name(self)
+    }
+    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::Upload(Cow::Borrowed(m)))
+    }
+    fn download(&self, ctx: &Ctx, m: &H::Matrix) -> Result<ColMatrix> {
+        let op = Op::Download(m);
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Host(h) => Ok(h),
+            other => Err(other.wrong(stage, ctx, "a host matrix")),
+        }
+    }
+    fn reshape(&self, ctx: &Ctx, m: &H::Matrix, height: usize) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::Reshape { m, height })
+    }
+    fn drain(&self) -> Result<()> {
+        OpHook::drain(self)
+    }
+}
+
+impl<H: OpHook> NttOps for H {
+    fn ntt(&self, ctx: &Ctx, m: &H::Matrix) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::Ntt(m))
+    }
+    fn intt(&self, ctx: &Ctx, m: &H::Matrix) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::Intt(m))
+    }
+    fn coset_lde(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::CosetLde { m, log_blowup, shift })
+    }
+}
+
+impl<H: OpHook> MerkleOps for H {
+    fn commit(&self, ctx: &Ctx, m: &H::Matrix, hash: HashKind) -> Result<H::Tree> {
+        let op = Op::Commit { m, hash };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Tree(t) => Ok(t),
+            other => Err(other.wrong(stage, ctx, "a tree")),
+        }
+    }
+    fn open(&self, ctx: &Ctx, m: &H::Matrix, tree: &H::Tree, rows: &[usize]) -> Result<Vec<RowOpening>> {
+        let op = Op::Open { m, tree, rows: Cow::Borrowed(rows) };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Openings(o) => Ok(o),
+            other => Err(other.wrong(stage, ctx, "openings")),
+        }
+    }
+}
+
+impl<H: OpHook> LogUpOps for H {
+    fn logup_aux(&self, ctx: &Ctx, i: &LogUpInputs<H::Matrix>) -> Result<(H::Matrix, Ext)> {
+        let op = Op::LogUpAux { logup: Cow::Borrowed(i.logup), main: i.main, fixed: i.fixed, z: i.z, alpha: i.alpha };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::LogUp(m, sum) => Ok((m, sum)),
+            other => Err(other.wrong(stage, ctx, "an auxiliary trace")),
+        }
+    }
+}
+
+impl<H: OpHook> ComposeOps for H {
+    fn compose(&self, ctx: &Ctx, i: &ComposeInputs<H::Matrix>) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::Compose(Box::new(ComposeOp::from_inputs(i))))
+    }
+    fn split_quotient(
+        &self,
+        ctx: &Ctx,
+        q: &H::Matrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::SplitQuotient { q, domain, log_trace_height, parts })
+    }
+}
+
+impl<H: OpHook> DeepOps for H {
+    fn evaluate_at(&self, ctx: &Ctx, m: &H::Matrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        let op = Op::EvaluateAt { m, domain, points: Cow::Borrowed(points) };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Values(v) => Ok(v),
+            other => Err(other.wrong(stage, ctx, "values")),
+        }
+    }
+    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<H::Matrix>]) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::DeepQuotient { domain, points: DeepOpPoint::from_points(points) })
+    }
+}
+
+impl<H: OpHook> FriOps for H {
+    fn fri_fold(
+        &self,
+        ctx: &Ctx,
+        layer: &H::Matrix,
+        domain: Coset,
+        log_arity: u32,
+        beta: Ext,
+        roll_in: Option<(&H::Matrix, Ext)>,
+    ) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::FriFold { layer, domain, log_arity, beta, roll_in })
+    }
+    fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
+        let op = Op::Grind { hash, seed: *seed, bits };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Nonce(n) => Ok(n),
+            other => Err(other.wrong(stage, ctx, "a nonce")),
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! A trace that does not satisfy its constraints: the prover's error names
+//! the first failing constraint and row, not only the quotient's degree.
+
+use backend_api::{ConstraintDomain, F};
+use backend_cpu::CpuBackend;
+use stark::debug::Violation;
+use stark::examples::{Cubic, Fibonacci};
+use stark::{prove, ProofOptions, ProveError, SingleTable};
+
+fn options() -> ProofOptions {
+    ProofOptions { log_blowup: 2, num_queries: 8, grinding_bits: 0, ..Default::default() }
+}
+
+#[test]
+fn a_bad_cell_is_named_by_constraint_and_row() {
+    let (mut t, publics) = Fibonacci::trace(6, F::ONE, F::ONE);
+    // b[37] is wrong: b[37] = a[36] + b[36] (constraint 1) fails at row 36.
+    t.set(37, 1, t.get(37, 1) + F::ONE);
+    let err = prove(&CpuBackend::new(), &SingleTable(Fibonacci::default()), vec![t], &publics, &options()).unwrap_err();
+    let want = Violation { table: "fibonacci".into(), constraint: 1, domain: ConstraintDomain::Transition, row: 36 };
+    match &err {
+        ProveError::Unsatisfied(v) => assert_eq!(v, &want),
+        other => panic!("{other}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        "the trace does not satisfy its constraints: table fibonacci: constraint 1 (Transition) fails at row 36"
+    );
+}
+
+#[test]
+fn a_bad_cell_of_a_degree_3_air_is_named() {
+    let air = Cubic::new(8);
+    let (mut t, publics) = air.trace(5, 7);
+    // x_3 at row 10 is wrong: x_3' = x_3^3 + x_4 + 3 (constraint 3) fails at row 9.
+    t.set(10, 3, t.get(10, 3) + F::ONE);
+    match prove(&CpuBackend::new(), &SingleTable(air), vec![t], &publics, &options()) {
+        Err(ProveError::Unsatisfied(v)) => {
+            assert_eq!((v.table.as_str(), v.constraint, v.row), ("cubic", 3, 9), "{v}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
