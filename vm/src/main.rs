@@ -6,6 +6,7 @@
 //! partial file and never replaces a source, a device or another output.
 
 mod outfile;
+mod startup;
 
 use backend_api::{Backend, HashKind, F};
 #[cfg(feature = "cuda")]
@@ -18,6 +19,7 @@ use outfile::OutFile;
 use serde_json::{json, Value};
 use stark::verifier::Acceptance;
 use stark::{ProofOptions, ProveObserver, Security, StageTiming};
+use startup::{Chosen, DeviceStart, Starting};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -117,6 +119,9 @@ struct ProveArgs {
     /// Write per-stage timings as a chrome://tracing file
     #[arg(long, value_name = "FILE")]
     trace_out: Option<PathBuf>,
+    /// Also print every prover stage of every table, and the device's start-up
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(Args)]
@@ -160,6 +165,8 @@ macro_rules! say {
 }
 
 fn main() -> ExitCode {
+    // The whole command's wall time counts from here.
+    let start = Instant::now();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -184,7 +191,7 @@ fn main() -> ExitCode {
     // hook stays quiet and the unwinding drops any temporary file.
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(|| match cli.cmd {
-        Cmd::Prove(a) => cmd_prove(a),
+        Cmd::Prove(a) => cmd_prove(a, start),
         Cmd::Verify(a) => cmd_verify(a),
         Cmd::Run(a) => cmd_run(a),
         Cmd::Devices { json } => cmd_devices(json),
@@ -317,7 +324,7 @@ impl ProveObserver for Progress {
     }
 }
 
-fn cmd_prove(a: ProveArgs) -> CliResult<()> {
+fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
     let opts = ProofOptions {
         num_queries: a.queries,
         grinding_bits: a.grinding,
@@ -330,22 +337,28 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     .with_blowup(a.blowup)
     .map_err(|e| format!("invalid options: {e}"))?;
     opts.validate().map_err(|e| format!("invalid options: {e}"))?;
-    let chosen = choose_backend(a.backend)?;
     let (name, program) = load_program(a.program.as_deref())?;
     let mut inputs = parse_inputs(&a.prog.inputs)?;
     if a.program.is_none() && a.prog.inputs.is_empty() {
         inputs = examples::DEFAULT_INPUTS.iter().map(|&v| F::new(v)).collect();
     }
     let (out_tmp, trace_tmp) = prove_outputs(&a)?;
-    let job = Job { a: &a, opts: &opts, name: &name, program: &program, inputs: &inputs };
+    // The device starts now, on its own thread, behind execution and tracing.
+    let starting = Starting::begin(a.backend, &program, &inputs)?;
+    let mut run = Run::execute(&a, &opts, name, program, &inputs, start)?;
+    let (chosen, device, waited) = starting.choose(run.ex.cycles)?;
+    if device.is_some() || !waited.is_zero() {
+        run.spans.add("device wait", waited);
+    }
+    run.device = device;
     match chosen {
         Chosen::Cpu(why) => {
             let label = why.map_or("cpu".to_string(), |w| format!("cpu ({w})"));
             if a.cross_check {
                 let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
-                job.run(&b, &format!("{label}, cross-checked"), None, out_tmp, trace_tmp)
+                run.prove(&b, &format!("{label}, cross-checked"), None, out_tmp, trace_tmp)
             } else {
-                job.run(&CpuBackend::new(), &label, None, out_tmp, trace_tmp)
+                run.prove(&CpuBackend::new(), &label, None, out_tmp, trace_tmp)
             }
         }
         #[cfg(feature = "cuda")]
@@ -355,10 +368,10 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
             if a.cross_check {
                 let b = CrossCheck::new(CpuBackend::new(), resilient);
                 let report = || b.right().report();
-                job.run(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
+                run.prove(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
             } else {
                 let report = || resilient.report();
-                job.run(&resilient, &label, Some(&report), out_tmp, trace_tmp)
+                run.prove(&resilient, &label, Some(&report), out_tmp, trace_tmp)
             }
         }
     }
@@ -373,212 +386,263 @@ fn recovery_policy(choice: DeclineChoice) -> RecoveryPolicy {
     RecoveryPolicy { retry: true, on_decline }
 }
 
-/// The backend a prove runs on.
-enum Chosen {
-    /// With why `auto` fell back to it.
-    Cpu(Option<String>),
-    #[cfg(feature = "cuda")]
-    Cuda(backend_cuda::CudaBackend),
+/// The command's host-side stages, each a span of the wall time since the
+/// process started: together they account for all of it.
+struct Spans {
+    start: Instant,
+    /// (stage, start since the process started, duration).
+    list: Vec<(&'static str, Duration, Duration)>,
 }
 
-fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
-    match choice {
-        BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
-        BackendChoice::Wgpu => Err("the wgpu backend is not available in this release (backends: cpu, cuda)".into()),
-        #[cfg(feature = "cuda")]
-        BackendChoice::Cuda => backend_cuda::CudaBackend::new(0)
-            .map(Chosen::Cuda)
-            .map_err(|e| format!("the cuda backend cannot run here: {e}")),
-        #[cfg(not(feature = "cuda"))]
-        BackendChoice::Cuda => Err("the cuda backend is not in this build (rebuild with --features cuda)".into()),
-        // A usable GPU wins; otherwise the CPU, which is always there, and
-        // the options line says why.
-        #[cfg(feature = "cuda")]
-        BackendChoice::Auto => Ok(backend_cuda::CudaBackend::new(0)
-            .map(Chosen::Cuda)
-            .unwrap_or_else(|e| Chosen::Cpu(Some(format!("auto: no usable CUDA device: {e}"))))),
-        #[cfg(not(feature = "cuda"))]
-        BackendChoice::Auto => {
-            Ok(Chosen::Cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda)".into())))
-        }
+impl Spans {
+    /// Ends `stage`, which began at `t0`.
+    fn end(&mut self, stage: &'static str, t0: Instant) {
+        self.list.push((stage, t0 - self.start, t0.elapsed()));
+    }
+
+    /// A stage of known length that ended now.
+    fn add(&mut self, stage: &'static str, d: Duration) {
+        let now = self.start.elapsed();
+        self.list.push((stage, now.saturating_sub(d), d));
+    }
+
+    /// What no span covers, of the wall time so far.
+    fn unaccounted(&self) -> Duration {
+        self.start.elapsed().saturating_sub(self.list.iter().map(|s| s.2).sum())
     }
 }
 
-/// One prove's inputs, shared by every backend choice.
-struct Job<'a> {
+/// A program's run, from execution to the written proof.
+struct Run<'a> {
     a: &'a ProveArgs,
     opts: &'a ProofOptions,
-    name: &'a str,
-    program: &'a Program,
-    inputs: &'a [F],
+    name: String,
+    program: Program,
+    ex: vm::Execution,
+    machine: VmMachine,
+    traces: Vec<backend_api::ColMatrix>,
+    bar: ProgressBar,
+    spans: Spans,
+    device: Option<DeviceStart>,
 }
 
-impl Job<'_> {
-    fn run<B: Backend>(
-        &self,
+impl<'a> Run<'a> {
+    /// Executes the program and builds its traces.
+    fn execute(
+        a: &'a ProveArgs,
+        opts: &'a ProofOptions,
+        name: String,
+        program: Program,
+        inputs: &[F],
+        start: Instant,
+    ) -> CliResult<Run<'a>> {
+        let mut spans = Spans { start, list: vec![] };
+        spans.end("start-up", start);
+        let bar = if a.json { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
+        bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar.set_message("executing");
+        let t0 = Instant::now();
+        let record = ExecOptions { max_cycles: a.prog.max_cycles, record: true, ..Default::default() };
+        let ex = execute(&program, inputs, &record).map_err(|e| format!("execution failed: {e}"))?;
+        spans.end("execute", t0);
+        bar.set_message("generating traces");
+        let t0 = Instant::now();
+        let machine = VmMachine::new(&program, &ex.inputs, &ex.outputs);
+        let traces = trace::generate(&program, &ex).map_err(|e| format!("trace generation failed: {e}"))?;
+        spans.end("trace", t0);
+        Ok(Run { a, opts, name, program, ex, machine, traces, bar, spans, device: None })
+    }
+
+    /// Proves and verifies on `backend`, writes the outputs and reports.
+    fn prove<B: Backend>(
+        mut self,
         backend: &B,
-        label: &str,
+        backend_name: &str,
         recovery: Option<&dyn Fn() -> RecoveryReport>,
         out_tmp: OutFile,
         trace_tmp: Option<OutFile>,
     ) -> CliResult<()> {
-        prove_with(
-            backend,
-            label,
-            recovery,
-            self.a,
-            self.opts,
-            self.name,
-            self.program,
-            self.inputs,
-            out_tmp,
-            trace_tmp,
-        )
+        let heights: Vec<(String, u32)> = stark::Machine::tables(&self.machine)
+            .iter()
+            .zip(&self.traces)
+            .map(|(t, m)| (t.name().to_string(), m.height().trailing_zeros()))
+            .collect();
+        let t0 = Instant::now();
+        let prove_start = t0 - self.spans.start;
+        let progress = Progress(self.bar.clone());
+        let traces = std::mem::take(&mut self.traces);
+        let (m, opts) = (&self.machine, self.opts);
+        let (proof, stats) = stark::prove_with_stats(backend, m, traces, m.publics(), opts, Some(&progress))
+            .map_err(|e| format!("proving failed: {e}"))?;
+        self.spans.end("prove", t0);
+        let recovered = recovery.map(|r| r());
+
+        self.bar.set_message("verifying");
+        let t0 = Instant::now();
+        stark::verify(m, m.publics(), &proof, &Acceptance::Options(*opts))
+            .map_err(|e| format!("the proof did not verify: {e}"))?;
+        self.spans.end("verify", t0);
+
+        let t0 = Instant::now();
+        let bundle = ProofBundle { program: self.program.clone(), publics: m.publics().to_vec(), proof };
+        let bytes = bundle.to_bytes();
+        if let Some(tmp) = trace_tmp {
+            tmp.write(chrome_trace(&self.spans, &stats, prove_start).to_string().as_bytes())?;
+        }
+        out_tmp.write(&bytes)?;
+        self.spans.end("write", t0);
+        self.bar.finish_and_clear();
+        let report = Report { run: &self, heights, backend_name, stats, recovered, proof_bytes: bytes.len() };
+        if self.a.json {
+            report.json();
+        } else {
+            report.text();
+        }
+        Ok(())
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn prove_with<B: Backend>(
-    backend: &B,
-    backend_name: &str,
-    recovery: Option<&dyn Fn() -> RecoveryReport>,
-    a: &ProveArgs,
-    opts: &ProofOptions,
-    name: &str,
-    program: &Program,
-    inputs: &[F],
-    out_tmp: OutFile,
-    trace_tmp: Option<OutFile>,
-) -> CliResult<()> {
-    let start = Instant::now();
-    let bar = if a.json { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
-    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"));
-    bar.enable_steady_tick(Duration::from_millis(120));
-    // (stage, start, duration) spans of the host-side stages.
-    let mut spans: Vec<(&str, Duration, Duration)> = Vec::new();
-    let mut span = |stage: &'static str, t0: Instant| spans.push((stage, t0 - start, t0.elapsed()));
-
-    bar.set_message("executing");
-    let t0 = Instant::now();
-    let ex =
-        execute(program, inputs, &ExecOptions { max_cycles: a.prog.max_cycles, record: true, ..Default::default() })
-            .map_err(|e| format!("execution failed: {e}"))?;
-    span("execute", t0);
-
-    bar.set_message("generating traces");
-    let t0 = Instant::now();
-    let machine = VmMachine::new(program, &ex.inputs, &ex.outputs);
-    let traces = trace::generate(program, &ex).map_err(|e| format!("trace generation failed: {e}"))?;
-    let heights: Vec<(String, u32)> = stark::Machine::tables(&machine)
+/// The host spans and the prover's stages as a chrome://tracing file.
+fn chrome_trace(spans: &Spans, stats: &stark::ProveStats, prove_start: Duration) -> Value {
+    let mut events: Vec<Value> = spans
+        .list
         .iter()
-        .zip(&traces)
-        .map(|(t, m)| (t.name().to_string(), m.height().trailing_zeros()))
+        .map(|(s, st, d)| {
+            json!({"name": s, "cat": "host", "ph": "X", "ts": st.as_micros() as u64,
+            "dur": d.as_micros() as u64, "pid": 1, "tid": 0})
+        })
         .collect();
-    span("trace", t0);
+    events.extend(stats.timings.iter().map(|t| {
+        json!({"name": t.stage, "cat": t.table, "ph": "X", "ts": (prove_start + t.start).as_micros() as u64,
+            "dur": t.duration.as_micros() as u64, "pid": 1, "tid": 1, "args": {"table": t.table}})
+    }));
+    json!({ "traceEvents": events })
+}
 
-    let t0 = Instant::now();
-    let progress = Progress(bar.clone());
-    let prove_start = t0 - start;
-    let (proof, stats) = stark::prove_with_stats(backend, &machine, traces, machine.publics(), opts, Some(&progress))
-        .map_err(|e| format!("proving failed: {e}"))?;
-    span("prove", t0);
-    let recovered = recovery.map(|r| r());
+/// What `kiln prove` prints about a finished run.
+struct Report<'r, 'a> {
+    run: &'r Run<'a>,
+    heights: Vec<(String, u32)>,
+    backend_name: &'r str,
+    stats: stark::ProveStats,
+    recovered: Option<RecoveryReport>,
+    proof_bytes: usize,
+}
 
-    bar.set_message("verifying");
-    let t0 = Instant::now();
-    stark::verify(&machine, machine.publics(), &proof, &Acceptance::Options(*opts))
-        .map_err(|e| format!("the proof did not verify: {e}"))?;
-    span("verify", t0);
-
-    let log_max_lde = heights.iter().map(|h| h.1).max().unwrap_or(0) + opts.log_blowup;
-    let Security { bits: security, provable, .. } = opts.security(log_max_lde);
-    let bundle = ProofBundle { program: program.clone(), publics: machine.publics().to_vec(), proof };
-    let bytes = bundle.to_bytes();
-    if let Some(tmp) = trace_tmp {
-        let mut events: Vec<Value> = spans
-            .iter()
-            .map(|(s, st, d)| {
-                json!({"name": s, "cat": "host", "ph": "X", "ts": st.as_micros() as u64,
-                "dur": d.as_micros() as u64, "pid": 1, "tid": 0})
-            })
-            .collect();
-        events.extend(stats.timings.iter().map(|t| {
-            json!({"name": t.stage, "cat": t.table, "ph": "X", "ts": (prove_start + t.start).as_micros() as u64,
-                "dur": t.duration.as_micros() as u64, "pid": 1, "tid": 1, "args": {"table": t.table}})
-        }));
-        tmp.write(json!({ "traceEvents": events }).to_string().as_bytes())?;
+impl Report<'_, '_> {
+    fn security(&self) -> Security {
+        let log_max_lde = self.heights.iter().map(|h| h.1).max().unwrap_or(0) + self.run.opts.log_blowup;
+        self.run.opts.security(log_max_lde)
     }
-    out_tmp.write(&bytes)?;
-    bar.finish_and_clear();
 
-    let total = start.elapsed();
-    let per_stage = stats.per_stage();
-    let weak = (security < stark::options::DEFAULT_MIN_SECURITY_BITS).then(|| {
-        format!(
-            "{security} conjectured bits is below the {} that `kiln verify` accepts by default: verify with --min-security {security}",
-            stark::options::DEFAULT_MIN_SECURITY_BITS
-        )
-    });
-    if a.json {
-        let mut timings = serde_json::Map::new();
-        for (s, _, d) in &spans {
-            timings.insert(s.to_string(), json!(d.as_secs_f64() * 1e3));
-        }
-        let prover: serde_json::Map<String, Value> =
-            per_stage.iter().map(|(s, d)| (s.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
+    /// Why default verification would refuse this proof, if it would.
+    fn weak(&self) -> Option<String> {
+        let security = self.security().bits;
+        (security < stark::options::DEFAULT_MIN_SECURITY_BITS).then(|| {
+            format!(
+                "{security} conjectured bits is below the {} that `kiln verify` accepts by default: verify with --min-security {security}",
+                stark::options::DEFAULT_MIN_SECURITY_BITS
+            )
+        })
+    }
+
+    fn json(&self) {
+        let (run, opts) = (self.run, self.run.opts);
+        let ms = |d: &Duration| json!(d.as_secs_f64() * 1e3);
+        let spans: serde_json::Map<String, Value> =
+            run.spans.list.iter().map(|(s, _, d)| (s.to_string(), ms(d))).collect();
+        let rounds: serde_json::Map<String, Value> =
+            self.stats.rounds.iter().map(|(s, d)| (s.to_string(), ms(d))).collect();
+        let stages: serde_json::Map<String, Value> =
+            self.stats.per_stage().iter().map(|(s, d)| (s.to_string(), ms(d))).collect();
+        let Security { bits, provable, .. } = self.security();
         let v = json!({
-            "program": name,
-            "hash": hex(&program.hash()),
-            "instructions": program.len(),
-            "inputs": nums(&ex.inputs),
-            "outputs": nums(&ex.outputs),
-            "cycles": ex.cycles,
-            "tables": heights.iter().map(|(n, h)| json!({"name": n, "log_height": h})).collect::<Vec<_>>(),
-            "backend": backend_name,
+            "program": run.name,
+            "hash": hex(&run.program.hash()),
+            "instructions": run.program.len(),
+            "inputs": nums(&run.ex.inputs),
+            "outputs": nums(&run.ex.outputs),
+            "cycles": run.ex.cycles,
+            "tables": self.heights.iter().map(|(n, h)| json!({"name": n, "log_height": h})).collect::<Vec<_>>(),
+            "backend": self.backend_name,
             "options": {"blowup": opts.blowup(), "queries": opts.num_queries, "grinding_bits": opts.grinding_bits,
                         "hash": opts.hash.name()},
-            "security_bits": security,
+            "security_bits": bits,
             "provable_security_bits": provable,
-            "default_verify_accepts": weak.is_none(),
-            "recovery": recovered.as_ref().map(|r| r.stages.iter().filter(|(_, c)| c.declines > 0).map(|(s, c)| {
+            "default_verify_accepts": self.weak().is_none(),
+            "recovery": self.recovered.as_ref().map(|r| r.stages.iter().filter(|(_, c)| c.declines > 0).map(|(s, c)| {
                 json!({"stage": s.name(), "declines": c.declines, "retried": c.retried, "recomputed": c.recomputed})
             }).collect::<Vec<_>>()),
-            "timings_ms": timings,
-            "prover_stages_ms": prover,
-            "proof_file": a.out.display().to_string(),
-            "proof_bytes": bytes.len(),
+            "timings_ms": spans,
+            "unaccounted_ms": ms(&run.spans.unaccounted()),
+            "prover_rounds_ms": rounds,
+            "prover_stages_ms": stages,
+            "device_start_ms": run.device.map(|d| json!({"open": ms(&d.open), "prepare": ms(&d.prepare), "warm_up": ms(&d.warm_up)})),
+            "proof_file": run.a.out.display().to_string(),
+            "proof_bytes": self.proof_bytes,
             "verified": true,
-            "total_ms": total.as_secs_f64() * 1e3,
+            "total_ms": ms(&run.spans.start.elapsed()),
         });
         say!("{v}");
-    } else {
-        let tables: Vec<String> = heights.iter().map(|(n, h)| format!("{n} 2^{h}")).collect();
-        say!("program   {name} ({} instructions, hash {})", program.len(), hex(&program.hash()));
-        say!("inputs    {}", list(&ex.inputs));
-        say!("outputs   {}", list(&ex.outputs));
-        say!("cycles    {}", ex.cycles);
+    }
+
+    fn text(&self) {
+        let (run, opts) = (self.run, self.run.opts);
+        let tables: Vec<String> = self.heights.iter().map(|(n, h)| format!("{n} 2^{h}")).collect();
+        let Security { bits, provable, .. } = self.security();
+        say!("program   {} ({} instructions, hash {})", run.name, run.program.len(), hex(&run.program.hash()));
+        say!("inputs    {}", list(&run.ex.inputs));
+        say!("outputs   {}", list(&run.ex.outputs));
+        say!("cycles    {}", run.ex.cycles);
         say!("tables    {}", tables.join(", "));
         say!(
-            "options   {backend_name} backend, blowup {}, {} queries, {} grinding bits, {} ({security}-bit conjectured, {provable} provable)",
+            "options   {} backend, blowup {}, {} queries, {} grinding bits, {} ({bits}-bit conjectured, {provable} provable)",
+            self.backend_name,
             opts.blowup(),
             opts.num_queries,
             opts.grinding_bits,
             opts.hash
         );
-        let host: Vec<String> = spans.iter().map(|(s, _, d)| format!("{s} {d:.2?}")).collect();
-        say!("stages    {}", host.join(", "));
-        let prover: Vec<String> = per_stage.iter().map(|(s, d)| format!("{s} {d:.2?}")).collect();
-        say!("prover    {}", prover.join(", "));
-        if let Some(r) = &recovered {
+        let joined = |v: &mut dyn Iterator<Item = (&str, Duration)>| {
+            v.map(|(s, d)| format!("{s} {d:.2?}")).collect::<Vec<_>>().join(", ")
+        };
+        let total = run.spans.start.elapsed();
+        let unaccounted = run.spans.unaccounted();
+        let share = 100.0 * unaccounted.as_secs_f64() / total.as_secs_f64().max(1e-9);
+        say!(
+            "stages    {}; unaccounted {unaccounted:.2?} ({share:.1}%)",
+            joined(&mut run.spans.list.iter().map(|(s, _, d)| (*s, *d)))
+        );
+        say!("rounds    {}", joined(&mut self.stats.rounds.iter().map(|(s, d)| (*s, *d))));
+        say!("prover    {}", joined(&mut self.stats.per_stage().into_iter()));
+        if run.a.timings {
+            self.details();
+        }
+        if let Some(r) = &self.recovered {
             say!("recovery  {r}");
         }
-        if let Some(w) = &weak {
+        if let Some(w) = &self.weak() {
             say!("warning   {w}");
         }
-        say!("proof     {} ({} bytes), verified", a.out.display(), bytes.len());
+        say!("proof     {} ({} bytes), verified", run.a.out.display(), self.proof_bytes);
         say!("total     {total:.2?}");
     }
-    Ok(())
+
+    /// `--timings`: every stage of every table, and the device's start-up.
+    fn details(&self) {
+        if let Some(d) = &self.run.device {
+            say!(
+                "device    opened {:.2?}, kernels {:.2?}, staging {:.2?} (on its own thread, behind execution and tracing)",
+                d.open,
+                d.prepare,
+                d.warm_up
+            );
+        }
+        for t in &self.stats.timings {
+            say!("  {:>9.2?} +{:<9.2?} {:<16} {}", t.start, t.duration, t.stage, t.table);
+        }
+    }
 }
 
 /// The statement `kiln verify` was asked to check.

@@ -274,3 +274,26 @@ fn out_of_host_memory_is_one_line_and_exit_1() {
     assert!(!e.contains("panicked") && !e.contains("internal error"), "{e}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
 }
+
+#[test]
+fn prove_accounts_for_its_whole_wall_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["prove", "--input", "30", "--blowup", "2", "--queries", "8", "--grinding", "0", "--json"];
+    let out = kiln(dir.path(), &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let spans = v["timings_ms"].as_object().unwrap();
+    for stage in ["start-up", "execute", "trace", "prove", "verify", "write"] {
+        assert!(spans[stage].as_f64().unwrap() >= 0.0, "{stage} missing: {spans:?}");
+    }
+    // The spans and what they leave out add up to the total, measured
+    // from the top of main; the rounds fit inside the prove span.
+    let sum: f64 = spans.values().map(|d| d.as_f64().unwrap()).sum();
+    let (unaccounted, total) = (v["unaccounted_ms"].as_f64().unwrap(), v["total_ms"].as_f64().unwrap());
+    assert!((sum + unaccounted - total).abs() < 0.05 * total + 1.0, "{sum} + {unaccounted} vs {total}");
+    let rounds: f64 = v["prover_rounds_ms"].as_object().unwrap().values().map(|d| d.as_f64().unwrap()).sum();
+    let names: Vec<&str> = v["prover_rounds_ms"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(rounds <= spans["prove"].as_f64().unwrap() + 0.5, "{rounds} > prove");
+    assert_eq!(v["device_start_ms"], serde_json::Value::Null, "no device on the cpu path");
+}

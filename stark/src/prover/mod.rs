@@ -49,6 +49,9 @@ pub struct StageTiming {
 pub struct ProveStats {
     /// In the order stages finished (tables of one round may overlap).
     pub timings: Vec<StageTiming>,
+    /// Wall time of each round, in order: they and the set-up before the
+    /// first sum to `total`.
+    pub rounds: Vec<(&'static str, Duration)>,
     pub total: Duration,
 }
 
@@ -82,6 +85,14 @@ pub(crate) struct Clock<'a> {
 }
 
 impl Clock<'_> {
+    /// Runs one round, recording its wall time.
+    fn round<T>(&self, rounds: &mut Vec<(&'static str, Duration)>, name: &'static str, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let out = f();
+        rounds.push((name, t0.elapsed()));
+        out
+    }
+
     fn time<T>(&self, stage: &'static str, table: &str, f: impl FnOnce() -> T) -> T {
         let t0 = Instant::now();
         let out = f();
@@ -147,16 +158,18 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
     let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max };
 
-    let rounds::MainRound { tables: main, fixed_ldes } = p.main_commit(&mut tr, traces)?;
-    let aux = p.logup(&mut tr, machine.num_challenges(), &main)?;
+    let (c, r) = (&p.clock, &mut vec![]);
+    let rounds::MainRound { tables: main, fixed_ldes } = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
+    let aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), &main))?;
     if conduct == Conduct::Honest {
         machine.check_aux_values(publics, &aux.challenges, &aux.values).map_err(ProveError::AuxValues)?;
     }
-    let parts = p.quotient(&mut tr, &main, fixed_ldes, &aux)?;
-    let (z, ood) = p.out_of_domain(&mut tr, &main, &aux, &parts)?;
-    let deep = p.deep(&mut tr, z, (&main, &aux, &parts), &ood)?;
-    let fri = p.fri(&mut tr, deep)?;
-    let (pow_nonce, queries) = p.queries(&mut tr, (&main, &aux, &parts), &fri)?;
+    let parts = c.round(r, "quotient", || p.quotient(&mut tr, &main, fixed_ldes, &aux))?;
+    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, &main, &aux, &parts))?;
+    let deep = c.round(r, "deep", || p.deep(&mut tr, z, (&main, &aux, &parts), &ood))?;
+    let fri = c.round(r, "fri", || p.fri(&mut tr, deep))?;
+    let (pow_nonce, queries) = c.round(r, "queries", || p.queries(&mut tr, (&main, &aux, &parts), &fri))?;
+    let rounds = std::mem::take(r);
 
     let proof = Proof {
         options: *options,
@@ -171,8 +184,8 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
         pow_nonce,
         queries,
     };
-    let stats =
-        ProveStats { timings: p.clock.timings.into_inner().expect("timings lock"), total: p.clock.start.elapsed() };
+    let timings = p.clock.timings.into_inner().expect("timings lock");
+    let stats = ProveStats { timings, rounds, total: p.clock.start.elapsed() };
     Ok((proof, stats))
 }
 
