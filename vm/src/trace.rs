@@ -20,6 +20,15 @@ pub enum TraceError {
     NotRecorded,
     #[error("the execution has no steps")]
     Empty,
+    #[error("out of host memory building the {table} table ({bytes} bytes)")]
+    HostAlloc { table: &'static str, bytes: u64 },
+}
+
+/// A zeroed column-major matrix's buffer, or the typed error naming the
+/// table when the host cannot give it.
+fn zeroed(table: &'static str, width: usize, height: usize) -> Result<Vec<F>, TraceError> {
+    let bytes = (width * height * std::mem::size_of::<F>()) as u64;
+    bytemuck::allocation::try_zeroed_vec(width * height).map_err(|_| TraceError::HostAlloc { table, bytes })
 }
 
 /// Rows per block: a block's slices of the CPU table's 51 columns take
@@ -35,15 +44,13 @@ pub fn generate(program: &Program, ex: &Execution) -> Result<Vec<ColMatrix>, Tra
     if ex.steps.is_empty() {
         return Err(if ex.cycles == 0 { TraceError::Empty } else { TraceError::NotRecorded });
     }
-    let ((cpu_trace, program_trace), (memory, range_trace)) = rayon::join(
+    let ((cpu_trace, program_trace), memory) = rayon::join(
         || (cpu_trace(program, ex), program_multiplicities(program, &ex.steps)),
-        || {
-            let memory = memory_trace(&ex.memory);
-            let range = range_multiplicities(&memory);
-            (memory, range)
-        },
+        || memory_trace(&ex.memory),
     );
-    Ok(vec![cpu_trace, memory, program_trace, range_trace])
+    let memory = memory?;
+    let range_trace = range_multiplicities(&memory);
+    Ok(vec![cpu_trace?, memory, program_trace, range_trace])
 }
 
 /// A zeroed column-major matrix, cut into blocks of rows: `blocks[b][c]`
@@ -90,11 +97,11 @@ fn io_pointers(program: &Program, steps: &[Step], blocks: usize) -> Vec<(u64, u6
         .collect()
 }
 
-fn cpu_trace(program: &Program, ex: &Execution) -> ColMatrix {
+fn cpu_trace(program: &Program, ex: &Execution) -> Result<ColMatrix, TraceError> {
     let rows = ex.steps.len();
     let n = padded(rows);
     let decoded = sparse_decoded(program);
-    let mut data = bytemuck::zeroed_vec::<F>(cpu::WIDTH * n);
+    let mut data = zeroed("cpu", cpu::WIDTH, n)?;
     let blocks = blocks_of(&mut data, n);
     let starts = io_pointers(program, &ex.steps, blocks.len());
     blocks.into_par_iter().zip(starts).enumerate().for_each(|(b, (mut cols, (mut in_ptr, mut out_ptr)))| {
@@ -126,7 +133,7 @@ fn cpu_trace(program: &Program, ex: &Execution) -> ColMatrix {
             out_ptr += (ins.op == Opcode::Write) as u64;
         }
     });
-    ColMatrix::new(cpu::WIDTH, n, data)
+    Ok(ColMatrix::new(cpu::WIDTH, n, data))
 }
 
 /// Row r of the memory table: the r-th access in (address, cycle) order,
@@ -164,11 +171,11 @@ fn memory_row(sorted: &[MemAccess], r: usize) -> [(usize, F); mem::WIDTH] {
     ]
 }
 
-fn memory_trace(accesses: &[MemAccess]) -> ColMatrix {
+fn memory_trace(accesses: &[MemAccess]) -> Result<ColMatrix, TraceError> {
     let mut sorted = accesses.to_vec();
     sorted.par_sort_unstable_by_key(|a| (a.addr, a.clk));
     let n = padded(sorted.len());
-    let mut data = bytemuck::zeroed_vec::<F>(mem::WIDTH * n);
+    let mut data = zeroed("memory", mem::WIDTH, n)?;
     blocks_of(&mut data, n).into_par_iter().enumerate().for_each(|(b, mut cols)| {
         for i in 0..cols[0].len() {
             for (c, v) in memory_row(&sorted, b * BLOCK + i) {
@@ -176,7 +183,7 @@ fn memory_trace(accesses: &[MemAccess]) -> ColMatrix {
             }
         }
     });
-    ColMatrix::new(mem::WIDTH, n, data)
+    Ok(ColMatrix::new(mem::WIDTH, n, data))
 }
 
 /// How often each value below `bins` occurs, counted per thread and

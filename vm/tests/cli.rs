@@ -247,11 +247,40 @@ fn prove_says_why_auto_is_the_cpu_and_when_default_verify_refuses() {
 /// main-trace LDE does not.
 #[test]
 fn out_of_host_memory_is_one_line_and_exit_1() {
+    let (out, dir) = prove_under_memory_limit(&["--input", "65534,3", "--blowup", "16"]);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.starts_with("error: proving failed: host memory exhausted in coset-lde for table cpu: "), "{e}");
+    // The bytes asked for: the whole LDE (its width is the VM AIR's business).
+    let bytes: u64 = e.split(": ").nth(3).and_then(|t| t.split(' ').next()).and_then(|b| b.parse().ok()).unwrap();
+    assert!(bytes > 768 << 20 && e.contains(" bytes could not be allocated"), "{e}");
+    assert!(!e.contains("panicked") && !e.contains("internal error"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
+}
+
+#[test]
+fn out_of_host_memory_building_the_trace_is_one_line_and_exit_1() {
+    // 2^21 cycles: the execution record fits the limit, the CPU table
+    // (51 columns of 2^21 rows) does not.
+    let (out, dir) = prove_under_memory_limit(&["--input", "524286,3"]);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert_eq!(
+        e.trim_end(),
+        "error: trace generation failed: out of host memory building the cpu table (855638016 bytes)"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
+}
+
+/// `kiln prove` of chain.kasm with `args`, under a 768 MiB address-space
+/// limit.
+fn prove_under_memory_limit(args: &[&str]) -> (Output, tempfile::TempDir) {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let chain = example("chain.kasm");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
-    cmd.args(["prove", &chain, "--input", "65534,3", "--blowup", "16", "--queries", "8", "--out", "p.proof"]);
+    cmd.args(["prove", &chain, "--queries", "8", "--out", "p.proof"]).args(args);
     // Few threads and malloc arenas, so the address space the run needs
     // before the LDE does not grow with the machine's core count.
     cmd.current_dir(dir.path()).env("RAYON_NUM_THREADS", "2").env("MALLOC_ARENA_MAX", "2");
@@ -263,16 +292,7 @@ fn out_of_host_memory_is_one_line_and_exit_1() {
             _ => Err(std::io::Error::last_os_error()),
         });
     }
-    let out = cmd.output().unwrap();
-    let e = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{e}");
-    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
-    assert!(e.starts_with("error: proving failed: host memory exhausted in coset-lde for table cpu: "), "{e}");
-    // The bytes asked for: the whole LDE (its width is the VM AIR's business).
-    let bytes: u64 = e.split(": ").nth(3).and_then(|t| t.split(' ').next()).and_then(|b| b.parse().ok()).unwrap();
-    assert!(bytes > 768 << 20 && e.contains(" bytes could not be allocated"), "{e}");
-    assert!(!e.contains("panicked") && !e.contains("internal error"), "{e}");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
+    (cmd.output().unwrap(), dir)
 }
 
 #[test]
