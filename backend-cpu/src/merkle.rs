@@ -1,4 +1,7 @@
-//! Merkle trees over matrix rows, every layer kept for openings.
+//! Merkle trees over matrix rows. Every layer above the leaves is kept
+//! for openings; the leaf digests are not (they are as large as all the
+//! layers above them together), as an opening rehashes the one sibling row
+//! it needs from the committed matrix.
 
 use crate::{try_zeroed, AllocFailed, CpuMatrix};
 use backend_api::hash::{hash_leaf, hash_node};
@@ -13,22 +16,27 @@ const LEAF_ROWS: usize = 32;
 #[cfg(target_arch = "x86_64")]
 const SIMD_ROWS: usize = 256;
 
-/// A Merkle tree with all its layers: `layers[0]` are the leaf digests,
-/// the last layer is the root alone.
+/// A Merkle tree: `layers[i]` are the digests of level i + 1 (level 0, the
+/// leaves, is not kept), the last layer is the root alone. A tree of one
+/// leaf keeps that leaf, its root.
 #[derive(Clone, Debug)]
 pub struct CpuTree {
     hash: HashKind,
+    leaves: usize,
     layers: Vec<Vec<Digest>>,
 }
 
 impl CpuTree {
-    /// The digests of one level (0 = leaves).
+    /// The digests of one level (1 = the parents of the leaves; 0 only in a
+    /// tree of one leaf).
     pub fn layer(&self, level: usize) -> Option<&[Digest]> {
-        self.layers.get(level).map(Vec::as_slice)
+        let index = if self.leaves == 1 { level } else { level.checked_sub(1)? };
+        self.layers.get(index).map(Vec::as_slice)
     }
 
+    /// Levels above the leaves.
     pub fn depth(&self) -> usize {
-        self.layers.len() - 1
+        self.leaves.trailing_zeros() as usize
     }
 }
 
@@ -37,7 +45,7 @@ impl DeviceTree for CpuTree {
         self.layers.last().and_then(|l| l.first()).copied().unwrap_or_default()
     }
     fn leaves(&self) -> usize {
-        self.layers[0].len()
+        self.leaves
     }
     fn hash(&self) -> HashKind {
         self.hash
@@ -85,7 +93,7 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFail
             .par_chunks_mut(SIMD_ROWS)
             .enumerate()
             .for_each(|(ci, out)| (l.leaves_into)(data, h, w, ci * SIMD_ROWS, out));
-        return Ok(CpuTree { hash, layers: build_layers(leaves, hash)? });
+        return tree(leaves, hash);
     }
     leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
         let r0 = ci * LEAF_ROWS;
@@ -102,7 +110,17 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFail
             *d = hash_leaf(hash, &buf[r * w..(r + 1) * w]);
         }
     });
-    Ok(CpuTree { hash, layers: build_layers(leaves, hash)? })
+    tree(leaves, hash)
+}
+
+/// The tree above `leaves`, which it drops once their parents exist.
+fn tree(leaves: Vec<Digest>, hash: HashKind) -> Result<CpuTree, AllocFailed> {
+    let count = leaves.len();
+    let mut layers = build_layers(leaves, hash)?;
+    if count > 1 {
+        layers.remove(0);
+    }
+    Ok(CpuTree { hash, leaves: count, layers })
 }
 
 /// The leaf layer and every layer above it, up to the root.
@@ -126,12 +144,17 @@ fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Result<Vec<Vec<Digest>>,
     Ok(layers)
 }
 
-/// Opens `rows` (validated: in range, tree built from `m`).
+/// Opens `rows` (validated: in range, tree built from `m`): the path's
+/// first digest is the sibling row's leaf, hashed again from `m`.
 pub(crate) fn open(m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Vec<RowOpening> {
     rows.iter()
-        .map(|&r| RowOpening {
-            values: m.row(r),
-            path: (0..tree.depth()).map(|l| tree.layers[l][(r >> l) ^ 1]).collect(),
+        .map(|&r| {
+            let mut path = Vec::with_capacity(tree.depth());
+            if tree.depth() > 0 {
+                path.push(hash_leaf(tree.hash, &m.row(r ^ 1)));
+            }
+            path.extend((1..tree.depth()).map(|l| tree.layers[l - 1][(r >> l) ^ 1]));
+            RowOpening { values: m.row(r), path }
         })
         .collect()
 }

@@ -235,7 +235,11 @@ fn merkle_layers_match_the_definition_at_the_vector_path_limits() {
             let mut level: Vec<_> = (0..h).map(|i| hash_leaf(kind, &m.row(i))).collect();
             let mut depth = 0;
             loop {
-                assert_eq!(tree.layer(depth).unwrap(), &level[..], "{kind} {w} x {h}, level {depth}");
+                // The leaves are not kept (only a single leaf, the root):
+                // their parents are checked, and openings rehash them.
+                if depth > 0 || h == 1 {
+                    assert_eq!(tree.layer(depth).unwrap(), &level[..], "{kind} {w} x {h}, level {depth}");
+                }
                 if level.len() == 1 {
                     break;
                 }

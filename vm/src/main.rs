@@ -450,6 +450,8 @@ impl<'a> Run<'a> {
         let t0 = Instant::now();
         let machine = VmMachine::new(&program, &ex.inputs, &ex.outputs);
         let traces = trace::generate(&program, &ex).map_err(|e| format!("trace generation failed: {e}"))?;
+        // The traces hold all the prover needs of the run's record.
+        let ex = vm::Execution { steps: vec![], memory: vec![], ..ex };
         spans.end("trace", t0);
         Ok(Run { a, opts, name, program, ex, machine, traces, bar, spans, device: None })
     }

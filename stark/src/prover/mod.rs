@@ -159,13 +159,16 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max };
 
     let (c, r) = (&p.clock, &mut vec![]);
-    let rounds::MainRound { tables: main, fixed_ldes } = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
-    let aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), &main))?;
+    let mut main = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
+    let mut aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), &main.traces))?;
     if conduct == Conduct::Honest {
         machine.check_aux_values(publics, &aux.challenges, &aux.values).map_err(ProveError::AuxValues)?;
     }
+    let fixed_ldes = std::mem::take(&mut main.fixed_ldes);
     let parts = c.round(r, "quotient", || p.quotient(&mut tr, &main, fixed_ldes, &aux))?;
-    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, &main, &aux, &parts))?;
+    let (traces, aux_traces) = (std::mem::take(&mut main.traces), std::mem::take(&mut aux.traces));
+    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, traces, aux_traces, &parts))?;
+    let main = main.commits;
     let deep = c.round(r, "deep", || p.deep(&mut tr, z, (&main, &aux, &parts), &ood))?;
     let fri = c.round(r, "fri", || p.fri(&mut tr, deep))?;
     let (pow_nonce, queries) = c.round(r, "queries", || p.queries(&mut tr, (&main, &aux, &parts), &fri))?;
@@ -174,8 +177,8 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let proof = Proof {
         options: *options,
         log_heights,
-        main_roots: main.iter().map(|t| t.main.root()).collect(),
-        aux_roots: aux.tables.iter().map(|t| t.as_ref().map(|a| a.aux.root())).collect(),
+        main_roots: main.iter().map(Committed::root).collect(),
+        aux_roots: aux.commits.iter().map(|a| a.as_ref().map(Committed::root)).collect(),
         aux_values: aux.values,
         quotient_roots: parts.iter().map(Committed::root).collect(),
         ood,

@@ -29,32 +29,29 @@ pub(super) struct Prover<'a, B: Backend> {
     pub log_max: u32,
 }
 
-/// A table after the main round.
-pub(super) struct MainCommit<B: Backend> {
-    /// The trace on the trace domain, kept for the LogUp build and the
-    /// out-of-domain values (n/N of the work on the LDE).
-    pub trace: B::Matrix,
+/// A table's main and fixed columns on the trace domain, kept for the
+/// LogUp build and the out-of-domain values (n/N of the work on the LDE),
+/// which takes them.
+pub(super) struct Traces<B: Backend> {
+    pub main: B::Matrix,
     pub fixed: Option<B::Matrix>,
-    pub main: Committed<B>,
 }
 
-/// The main round's result: the tables, and their fixed columns' LDEs for
-/// composition, which consumes them.
+/// The main round's result: each table's traces and committed main
+/// columns, and its fixed columns' LDE for composition, which takes it.
 pub(super) struct MainRound<B: Backend> {
-    pub tables: Vec<MainCommit<B>>,
+    pub traces: Vec<Traces<B>>,
+    pub commits: Vec<Committed<B>>,
     pub fixed_ldes: Vec<Option<B::Matrix>>,
 }
 
-/// A table's auxiliary (LogUp) columns on the trace domain and committed.
-pub(super) struct AuxCommit<B: Backend> {
-    pub trace: B::Matrix,
-    pub aux: Committed<B>,
-}
-
-/// The LogUp round's result.
+/// The LogUp round's result: per table with interactions, its auxiliary
+/// columns committed, their trace (taken by the out-of-domain round), and
+/// the bus sum.
 pub(super) struct AuxRound<B: Backend> {
     pub challenges: Vec<Ext>,
-    pub tables: Vec<Option<AuxCommit<B>>>,
+    pub commits: Vec<Option<Committed<B>>>,
+    pub traces: Vec<Option<B::Matrix>>,
     pub values: Vec<Vec<Ext>>,
 }
 
@@ -72,8 +69,17 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         f: impl Fn(usize, &Ctx) -> Result<T, ProveError> + Sync,
     ) -> Result<Vec<T>, ProveError> {
+        self.per_table_taking((0..self.shapes.len()).map(|_| ()).collect(), |t, ctx, ()| f(t, ctx))
+    }
+
+    /// [`Self::per_table`], handing each table its item of `items`.
+    fn per_table_taking<I: Send, T: Send>(
+        &self,
+        items: Vec<I>,
+        f: impl Fn(usize, &Ctx, I) -> Result<T, ProveError> + Sync,
+    ) -> Result<Vec<T>, ProveError> {
         let results: Vec<Result<T, ProveError>> =
-            (0..self.shapes.len()).into_par_iter().map(|t| f(t, &Ctx::table(&self.shapes[t].name))).collect();
+            items.into_par_iter().enumerate().map(|(t, item)| f(t, &Ctx::table(&self.shapes[t].name), item)).collect();
         results.into_iter().collect()
     }
 
@@ -86,11 +92,8 @@ impl<B: Backend> Prover<'_, B> {
     /// committed).
     pub fn main_commit(&self, tr: &mut Transcript, traces: Vec<ColMatrix>) -> Result<MainRound<B>, ProveError> {
         let (b, o) = (self.backend, self.options);
-        let mut traces: Vec<Option<ColMatrix>> = traces.into_iter().map(Some).collect();
-        let traces = std::sync::Mutex::new(&mut traces);
-        let tables = self.per_table(|t, ctx| {
+        let tables = self.per_table_taking(traces, |t, ctx, host| {
             let shape = &self.shapes[t];
-            let host = traces.lock().expect("not poisoned")[t].take().expect("one trace per table");
             let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
                 let dev = b.upload(ctx, &host)?;
                 drop(host);
@@ -106,13 +109,16 @@ impl<B: Backend> Prover<'_, B> {
                 None => None,
             };
             let (fixed, fixed_lde) = fixed.unzip();
-            Ok((MainCommit { trace, fixed, main }, fixed_lde))
+            Ok((Traces { main: trace, fixed }, main, fixed_lde))
         })?;
-        for (table, _) in &tables {
-            tr.absorb_digest(b"main-root", &table.main.root());
+        let mut round = MainRound { traces: vec![], commits: vec![], fixed_ldes: vec![] };
+        for (traces, commit, fixed_lde) in tables {
+            tr.absorb_digest(b"main-root", &commit.root());
+            round.traces.push(traces);
+            round.commits.push(commit);
+            round.fixed_ldes.push(fixed_lde);
         }
-        let (tables, fixed_ldes) = tables.into_iter().unzip();
-        Ok(MainRound { tables, fixed_ldes })
+        Ok(round)
     }
 
     /// LogUp round: the challenges, then every table's auxiliary columns
@@ -121,7 +127,7 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         tr: &mut Transcript,
         num_challenges: usize,
-        main: &[MainCommit<B>],
+        traces: &[Traces<B>],
     ) -> Result<AuxRound<B>, ProveError> {
         let (b, o) = (self.backend, self.options);
         let challenges: Vec<Ext> = (0..num_challenges).map(|_| tr.challenge_ext(b"challenge")).collect();
@@ -131,8 +137,8 @@ impl<B: Backend> Prover<'_, B> {
             let (trace, sum) = self.clock.time("aux build", &shape.name, || {
                 let inputs = LogUpInputs {
                     logup,
-                    main: &main[t].trace,
-                    fixed: main[t].fixed.as_ref(),
+                    main: &traces[t].main,
+                    fixed: traces[t].fixed.as_ref(),
                     z: challenges[logup.z],
                     alpha: challenges[logup.alpha],
                 };
@@ -141,16 +147,18 @@ impl<B: Backend> Prover<'_, B> {
             let aux = self.clock.time("aux commit", &shape.name, || {
                 Committed::extend(b, ctx, &trace, o.log_blowup, shape.shift, o.hash)
             })?;
-            Ok(Some((AuxCommit { trace, aux }, sum)))
+            Ok(Some((trace, aux, sum)))
         })?;
-        let mut round = AuxRound { challenges, tables: vec![], values: vec![] };
+        let mut round = AuxRound { challenges, commits: vec![], traces: vec![], values: vec![] };
         for table in built {
-            let values: Vec<Ext> = table.as_ref().map(|(_, sum)| *sum).into_iter().collect();
-            if let Some((commit, _)) = &table {
-                tr.absorb_digest(b"aux-root", &commit.aux.root());
+            let values: Vec<Ext> = table.as_ref().map(|(_, _, sum)| *sum).into_iter().collect();
+            if let Some((_, commit, _)) = &table {
+                tr.absorb_digest(b"aux-root", &commit.root());
             }
             tr.absorb_exts(b"aux-values", &values);
-            round.tables.push(table.map(|(commit, _)| commit));
+            let (trace, commit) = table.map(|(trace, commit, _)| (trace, commit)).unzip();
+            round.traces.push(trace);
+            round.commits.push(commit);
             round.values.push(values);
         }
         Ok(round)
@@ -162,7 +170,7 @@ impl<B: Backend> Prover<'_, B> {
     pub fn quotient(
         &self,
         tr: &mut Transcript,
-        main: &[MainCommit<B>],
+        main: &MainRound<B>,
         fixed_ldes: Vec<Option<B::Matrix>>,
         aux: &AuxRound<B>,
     ) -> Result<Vec<Committed<B>>, ProveError> {
@@ -178,8 +186,8 @@ impl<B: Backend> Prover<'_, B> {
                     &ComposeInputs {
                         constraints: self.tables[t].constraints(),
                         fixed: fixed.as_ref(),
-                        main: main[t].main.matrix(),
-                        aux: aux.tables[t].as_ref().map(|a| a.aux.matrix()),
+                        main: main.commits[t].matrix(),
+                        aux: aux.commits[t].as_ref().map(Committed::matrix),
                         log_trace_height: shape.log_n,
                         domain: self.lde_domain(t),
                         challenges: &aux.challenges,
@@ -191,7 +199,7 @@ impl<B: Backend> Prover<'_, B> {
             })?;
             drop(fixed);
             self.clock.time("quotient commit", &shape.name, || {
-                let parts = self.split(ctx, t, &q, &main[t].trace, aux.challenges.len())?;
+                let parts = self.split(ctx, t, &q, &main.traces[t].main, aux.challenges.len())?;
                 Ok(Committed::rows(self.backend, ctx, parts, self.options.hash)?)
             })
         })?;
@@ -224,24 +232,26 @@ impl<B: Backend> Prover<'_, B> {
     }
 
     /// Out-of-domain round: z, then every table's columns at z * w^offset
-    /// and its quotient parts at z.
+    /// and its quotient parts at z. No round reads the traces after it:
+    /// they are released table by table.
     pub fn out_of_domain(
         &self,
         tr: &mut Transcript,
-        main: &[MainCommit<B>],
-        aux: &AuxRound<B>,
+        traces: Vec<Traces<B>>,
+        aux_traces: Vec<Option<B::Matrix>>,
         parts: &[Committed<B>],
     ) -> Result<(Ext, Vec<TableOod>), ProveError> {
         let z = protocol::draw_ood_point(tr);
         let b = self.backend;
-        let ood = self.per_table(|t, ctx| {
+        let both: Vec<_> = traces.into_iter().zip(aux_traces).collect();
+        let ood = self.per_table_taking(both, |t, ctx, (main, aux)| {
             let shape = &self.shapes[t];
             let trace_domain = Coset::subgroup(shape.log_n);
             let points = shape.ood_points(z);
             Ok(self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
-                let main = b.evaluate_at(ctx, &main[t].trace, trace_domain, &points)?;
-                let aux = match &aux.tables[t] {
-                    Some(a) => b.evaluate_at(ctx, &a.trace, trace_domain, &points)?,
+                let main = b.evaluate_at(ctx, &main.main, trace_domain, &points)?;
+                let aux = match &aux {
+                    Some(a) => b.evaluate_at(ctx, a, trace_domain, &points)?,
                     None => vec![vec![]; points.len()],
                 };
                 let quotient = b.evaluate_at(ctx, parts[t].matrix(), self.lde_domain(t), &[z])?.remove(0);
@@ -265,7 +275,7 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         tr: &mut Transcript,
         z: Ext,
-        commits: (&[MainCommit<B>], &AuxRound<B>, &[Committed<B>]),
+        commits: (&[Committed<B>], &AuxRound<B>, &[Committed<B>]),
         ood: &[TableOod],
     ) -> Result<Vec<(u32, B::Matrix)>, ProveError> {
         let (main, aux, parts) = commits;
@@ -290,11 +300,11 @@ impl<B: Backend> Prover<'_, B> {
                             let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
                             if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
                                 let (matrix, coeffs, values) =
-                                    (main[t].main.matrix(), c.main[pi].clone(), od.main[pi].clone());
+                                    (main[t].matrix(), c.main[pi].clone(), od.main[pi].clone());
                                 columns.push(DeepColumns { matrix, coeffs, values });
-                                if let Some(a) = &aux.tables[t] {
+                                if let Some(a) = &aux.commits[t] {
                                     let (coeffs, values) = (c.aux[pi].clone(), od.aux[pi].clone());
-                                    columns.push(DeepColumns { matrix: a.aux.matrix(), coeffs, values });
+                                    columns.push(DeepColumns { matrix: a.matrix(), coeffs, values });
                                 }
                             }
                             if o == 0 {
@@ -359,7 +369,7 @@ impl<B: Backend> Prover<'_, B> {
     pub fn queries(
         &self,
         tr: &mut Transcript,
-        commits: (&[MainCommit<B>], &AuxRound<B>, &[Committed<B>]),
+        commits: (&[Committed<B>], &AuxRound<B>, &[Committed<B>]),
         fri: &FriRound<B>,
     ) -> Result<(u64, Vec<QueryProof>), ProveError> {
         let (main, aux, parts) = commits;
@@ -373,8 +383,8 @@ impl<B: Backend> Prover<'_, B> {
         let queries = self.clock.time("open", "all", || -> Result<_, ProveError> {
             let per_table = self.per_table(|t, ctx| {
                 let rows: Vec<usize> = positions.iter().map(|&q| q & ((1 << self.shapes[t].log_lde) - 1)).collect();
-                let main = main[t].main.open(b, ctx, &rows)?;
-                let aux = aux.tables[t].as_ref().map(|a| a.aux.open(b, ctx, &rows)).transpose()?;
+                let main = main[t].open(b, ctx, &rows)?;
+                let aux = aux.commits[t].as_ref().map(|a| a.open(b, ctx, &rows)).transpose()?;
                 let quotient = parts[t].open(b, ctx, &rows)?;
                 let mut aux = aux.map(|v| v.into_iter());
                 Ok(main
