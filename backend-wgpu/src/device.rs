@@ -37,6 +37,9 @@ pub struct AdapterInfo {
 fn instance() -> wgpu::Instance {
     wgpu::Instance::new(&wgpu::InstanceDescriptor {
         backends: wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12,
+        // No validation layers unless asked for (WGPU_VALIDATION=1): debug
+        // builds would otherwise look for them on every start.
+        flags: wgpu::InstanceFlags::empty().with_env(),
         ..Default::default()
     })
 }

@@ -5,9 +5,7 @@
 //! failed command leaves no partial file.
 
 use backend_api::{Backend, HashKind, F};
-#[cfg(feature = "cuda")]
-use backend_cpu::Resilient;
-use backend_cpu::{CpuBackend, CrossCheck, OnDecline, RecoveryPolicy, RecoveryReport};
+use backend_cpu::{CpuBackend, CrossCheck, OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -85,7 +83,7 @@ struct ProveArgs {
     program: Option<PathBuf>,
     #[command(flatten)]
     prog: ProgramArgs,
-    /// auto: the GPU when this build has one and a device is usable, else the CPU
+    /// auto: a usable GPU of this build (CUDA, then wgpu on a GPU), else the CPU
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
     /// Run the CPU reference beside the backend and stop at the first stage, table, column and row that differ
@@ -163,7 +161,9 @@ fn main() -> ExitCode {
     };
     // Warnings (device declines and their recovery) print one line each;
     // RUST_LOG raises or lowers the level.
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+    // wgpu's own start-up notes (missing optional Vulkan extensions) stay
+    // below the default level.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal=error,wgpu_core=error"))
         .format(|buf, record| writeln!(buf, "kiln: {}", record.args()))
         .init();
     // A bug below must still end in one line and no partial output: the
@@ -303,7 +303,6 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     .with_blowup(a.blowup)
     .map_err(|e| format!("invalid options: {e}"))?;
     opts.validate().map_err(|e| format!("invalid options: {e}"))?;
-    let chosen = choose_backend(a.backend)?;
     let (name, program) = load_program(a.program.as_deref())?;
     let mut inputs = parse_inputs(&a.prog.inputs)?;
     if a.program.is_none() && a.prog.inputs.is_empty() {
@@ -311,6 +310,8 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     }
     let out_tmp = temp_beside(&a.out)?;
     let trace_tmp = a.trace_out.as_deref().map(temp_beside).transpose()?;
+    // Devices are opened only once the command line is known to be good.
+    let chosen = choose_backend(a.backend)?;
     let job = Job { a: &a, opts: &opts, name: &name, program: &program, inputs: &inputs };
     match chosen {
         Chosen::Cpu if a.cross_check => job.run(
@@ -324,20 +325,17 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
         #[cfg(feature = "cuda")]
         Chosen::Cuda(dev) => {
             let label = format!("cuda ({})", dev.device().name);
-            let resilient = Resilient::new(dev, recovery_policy(a.on_decline));
-            if a.cross_check {
-                let b = CrossCheck::new(CpuBackend::new(), resilient);
-                let report = || b.right().report();
-                job.run(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
-            } else {
-                let report = || resilient.report();
-                job.run(&resilient, &label, Some(&report), out_tmp, trace_tmp)
-            }
+            job.run_device(dev, &label, out_tmp, trace_tmp)
+        }
+        #[cfg(feature = "wgpu")]
+        Chosen::Wgpu(dev) => {
+            let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
+            job.run_device(dev, &label, out_tmp, trace_tmp)
         }
     }
 }
 
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
 fn recovery_policy(choice: DeclineChoice) -> RecoveryPolicy {
     let on_decline = match choice {
         DeclineChoice::Recompute => OnDecline::Recompute,
@@ -351,23 +349,46 @@ enum Chosen {
     Cpu,
     #[cfg(feature = "cuda")]
     Cuda(backend_cuda::CudaBackend),
+    #[cfg(feature = "wgpu")]
+    Wgpu(backend_wgpu::WgpuBackend),
+}
+
+/// A usable GPU backend for `auto`: CUDA first, then wgpu on a real GPU
+/// (a CPU implementation of Vulkan such as lavapipe is slower than the
+/// CPU backend, so `auto` never picks it; `--backend wgpu` still can).
+fn auto_gpu() -> Option<Chosen> {
+    #[cfg(feature = "cuda")]
+    if let Ok(b) = backend_cuda::CudaBackend::new(0) {
+        return Some(Chosen::Cuda(b));
+    }
+    #[cfg(feature = "wgpu")]
+    if let Some(a) = backend_wgpu::probe().into_iter().find(|a| a.kind != "cpu") {
+        let config = backend_wgpu::WgpuConfig { adapter: Some(a.index), ..Default::default() };
+        if let Ok(b) = backend_wgpu::WgpuBackend::with_config(config) {
+            return Some(Chosen::Wgpu(b));
+        }
+    }
+    None
 }
 
 fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
     match choice {
         BackendChoice::Cpu => Ok(Chosen::Cpu),
-        BackendChoice::Wgpu => Err("the wgpu backend is not available in this release (backends: cpu, cuda)".into()),
+        #[cfg(feature = "wgpu")]
+        BackendChoice::Wgpu => backend_wgpu::WgpuBackend::new()
+            .map(Chosen::Wgpu)
+            .map_err(|e| format!("the wgpu backend cannot run here: {e}")),
+        #[cfg(not(feature = "wgpu"))]
+        BackendChoice::Wgpu => Err("the wgpu backend is not in this build (rebuild with --features wgpu)".into()),
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => backend_cuda::CudaBackend::new(0)
             .map(Chosen::Cuda)
             .map_err(|e| format!("the cuda backend cannot run here: {e}")),
         #[cfg(not(feature = "cuda"))]
         BackendChoice::Cuda => Err("the cuda backend is not in this build (rebuild with --features cuda)".into()),
-        // A usable GPU wins; otherwise the CPU, which is always there.
-        #[cfg(feature = "cuda")]
-        BackendChoice::Auto => Ok(backend_cuda::CudaBackend::new(0).map(Chosen::Cuda).unwrap_or(Chosen::Cpu)),
-        #[cfg(not(feature = "cuda"))]
-        BackendChoice::Auto => Ok(Chosen::Cpu),
+        // A usable GPU wins (CUDA, then wgpu); otherwise the CPU, which is
+        // always there.
+        BackendChoice::Auto => Ok(auto_gpu().unwrap_or(Chosen::Cpu)),
     }
 }
 
@@ -401,6 +422,27 @@ impl Job<'_> {
             out_tmp,
             trace_tmp,
         )
+    }
+
+    /// Proves on a device backend inside `Resilient` (decline recovery),
+    /// cross-checked against the CPU when asked.
+    #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+    fn run_device<B: Backend>(
+        &self,
+        dev: B,
+        label: &str,
+        out_tmp: NamedTempFile,
+        trace_tmp: Option<NamedTempFile>,
+    ) -> CliResult<()> {
+        let resilient = Resilient::new(dev, recovery_policy(self.a.on_decline));
+        if self.a.cross_check {
+            let b = CrossCheck::new(CpuBackend::new(), resilient);
+            let report = || b.right().report();
+            self.run(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
+        } else {
+            let report = || resilient.report();
+            self.run(&resilient, label, Some(&report), out_tmp, trace_tmp)
+        }
     }
 }
 
@@ -573,6 +615,39 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
     Ok(())
 }
 
+/// The wgpu adapters (with the limits that decide buffer splitting), or
+/// why there are none.
+fn wgpu_rows() -> Vec<(&'static str, bool, String)> {
+    #[cfg(feature = "wgpu")]
+    {
+        let adapters = backend_wgpu::probe();
+        if adapters.is_empty() {
+            return vec![("wgpu", false, "compiled in; no adapter (no GPU driver or Vulkan loader)".to_string())];
+        }
+        adapters
+            .into_iter()
+            .map(|a| {
+                let detail = format!(
+                    "adapter {}: {} ({}, {}, {}); max binding {} MiB, max buffer {} MiB, workgroup memory {} KiB, {} storage buffers/stage, int64 {}",
+                    a.index,
+                    a.name,
+                    a.api,
+                    a.kind,
+                    a.driver,
+                    a.max_binding_bytes >> 20,
+                    a.max_buffer_bytes >> 20,
+                    a.workgroup_bytes >> 10,
+                    a.storage_buffers_per_stage,
+                    if a.int64 { "yes" } else { "no" },
+                );
+                ("wgpu", true, detail)
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "wgpu"))]
+    vec![("wgpu", false, "not in this build (rebuild with --features wgpu)".to_string())]
+}
+
 fn cmd_devices(json_out: bool) -> CliResult<()> {
     let threads = rayon::current_num_threads();
     let mut rows = vec![("cpu", true, format!("reference backend, {threads} threads"))];
@@ -596,7 +671,7 @@ fn cmd_devices(json_out: bool) -> CliResult<()> {
     }
     #[cfg(not(feature = "cuda"))]
     rows.push(("cuda", false, "not in this build (rebuild with --features cuda)".to_string()));
-    rows.push(("wgpu", false, "not available in this release".to_string()));
+    rows.extend(wgpu_rows());
     if json_out {
         let v: Vec<Value> = rows.iter().map(|(n, ok, d)| json!({"backend": n, "available": ok, "detail": d})).collect();
         say!("{}", json!({ "backends": v }));
