@@ -9,7 +9,7 @@ use backend_api::gate::Gate;
 use backend_api::{BackendError, Ctx, Stage};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What `probe` reports about one adapter.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,8 +89,10 @@ pub(crate) const WG: u32 = 256;
 /// Push-constant bytes every kernel may use (the least Vulkan guarantees).
 pub(crate) const PC_BYTES: u32 = 128;
 
-/// The shared device state of one backend.
-pub(crate) struct Device {
+/// The device state shared by every backend made with the same settings
+/// in a process: the wgpu device, its queue and the compiled kernels, so a
+/// new backend costs no device start and no shader compilation.
+pub(crate) struct Core {
     device: wgpu::Device,
     queue: wgpu::Queue,
     pub(crate) info: AdapterInfo,
@@ -101,7 +103,6 @@ pub(crate) struct Device {
     /// log2 of the elements an NTT workgroup holds in workgroup memory.
     pub(crate) tile_log: u32,
     pub(crate) int64: bool,
-    pub(crate) faults: FaultInjector,
     pub(crate) gate: Arc<Gate>,
     lost: Arc<AtomicBool>,
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
@@ -112,6 +113,20 @@ pub(crate) struct Device {
     pub(crate) dummy_w: wgpu::Buffer,
 }
 
+/// One backend's view of a [`Core`]: the shared device and this backend's
+/// own decline sites.
+pub(crate) struct Device {
+    core: Arc<Core>,
+    pub(crate) faults: FaultInjector,
+}
+
+impl std::ops::Deref for Device {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
 /// A compiled kernel: its pipeline and binding layout.
 pub(crate) struct Kernel {
     pipeline: wgpu::ComputePipeline,
@@ -120,6 +135,7 @@ pub(crate) struct Kernel {
 }
 
 /// What `Device::new` needs from the backend's configuration.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Settings {
     pub adapter: usize,
     pub max_binding_bytes: Option<u64>,
@@ -132,7 +148,25 @@ fn unavailable(e: impl std::fmt::Display) -> BackendError {
 }
 
 impl Device {
-    pub(crate) fn new(s: &Settings) -> Result<Arc<Device>, BackendError> {
+    /// A backend's device: the process's core for these settings (made on
+    /// first use, or again after a device loss), with fresh fault sites.
+    pub(crate) fn new(s: &Settings) -> Result<Device, BackendError> {
+        static CORES: OnceLock<Mutex<HashMap<Settings, Arc<Core>>>> = OnceLock::new();
+        let mut cores = CORES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        let core = match cores.get(s) {
+            Some(c) if !c.lost.load(Ordering::Acquire) => c.clone(),
+            _ => {
+                let c = Arc::new(Core::new(s)?);
+                cores.insert(*s, c.clone());
+                c
+            }
+        };
+        Ok(Device { core, faults: FaultInjector::new() })
+    }
+}
+
+impl Core {
+    fn new(s: &Settings) -> Result<Core, BackendError> {
         let inst = instance();
         let list = adapters(&inst);
         if list.is_empty() {
@@ -184,7 +218,7 @@ impl Device {
             })
         };
         let (dummy, dummy_w) = (placeholder(), placeholder());
-        Ok(Arc::new(Device {
+        Ok(Core {
             device,
             queue,
             storage_per_stage: limits.max_storage_buffers_per_shader_stage,
@@ -192,15 +226,16 @@ impl Device {
             max_binding,
             tile_log,
             int64,
-            faults: FaultInjector::new(),
             gate,
             lost,
             kernels: Mutex::new(HashMap::new()),
             dummy,
             dummy_w,
-        }))
+        })
     }
+}
 
+impl Device {
     pub(crate) fn err(&self, stage: Stage, ctx: &Ctx, e: impl std::fmt::Display) -> BackendError {
         BackendError::Device { stage, table: ctx.table.to_string(), message: e.to_string() }
     }

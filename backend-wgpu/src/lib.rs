@@ -26,6 +26,8 @@
 mod compose;
 mod deep;
 mod device;
+#[cfg(test)]
+mod field_tests;
 mod fri;
 mod logup;
 mod merkle;
@@ -138,7 +140,7 @@ pub struct WgpuConfig {
 
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
-    dev: Arc<Device>,
+    dev: Device,
     tw: ntt::TwiddleCache,
     name: String,
 }
