@@ -96,7 +96,8 @@ fn wgsl_field_matches_the_host_field_with_both_products() {
         job.submit().unwrap();
         let got = dev.read(Stage::Ntt, &ctx, &[(&out, 0, 11 * n as u64)]).unwrap();
         let want = expected(&a, &b);
-        let names = ["add", "sub", "mul", "inv", "neg", "ext mul", "ext mul", "ext mul", "ext inv", "ext inv", "ext inv"];
+        let names =
+            ["add", "sub", "mul", "inv", "neg", "ext mul", "ext mul", "ext mul", "ext inv", "ext inv", "ext inv"];
         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
             let (i, op) = (k / 11, k % 11);
             assert_eq!(g, w, "int64 {int64}: {} of {:#x}, {:#x}", names[op], a[i], b[i]);
