@@ -75,6 +75,7 @@ fn wgsl_field_matches_the_host_field_with_both_products() {
         let dev = match Device::new(&settings) {
             Ok(d) => d,
             Err(e) => {
+                assert!(!std::env::var("KILN_REQUIRE_WGPU").is_ok_and(|v| v == "1"), "no wgpu adapter: {e}");
                 eprintln!("no wgpu adapter: skipped ({e})");
                 return;
             }
