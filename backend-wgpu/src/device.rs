@@ -105,6 +105,10 @@ pub(crate) struct Core {
     pub(crate) int64: bool,
     pub(crate) gate: Arc<Gate>,
     lost: Arc<AtomicBool>,
+    /// wgpu's error scopes are one stack per device, shared by every
+    /// thread: a push and its pop must not interleave with another
+    /// thread's, or one operation would read another's error.
+    scopes: Mutex<()>,
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
     /// Placeholders for bindings a kernel variant does not use: one for
     /// read-only bindings, one for writable ones (a buffer may not be both
@@ -228,6 +232,7 @@ impl Core {
             int64,
             gate,
             lost,
+            scopes: Mutex::new(()),
             kernels: Mutex::new(HashMap::new()),
             dummy,
             dummy_w,
@@ -277,6 +282,7 @@ impl Device {
                 format!("buffer of {size} bytes exceeds the adapter's {} byte binding limit", self.max_binding),
             ));
         }
+        let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
         self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -287,6 +293,7 @@ impl Device {
         });
         let validation = pollster::block_on(self.device.pop_error_scope());
         let oom = pollster::block_on(self.device.pop_error_scope());
+        drop(scopes);
         if let Some(e) = oom {
             return Err(self.decline(stage, ctx, size, format!("out of device memory: {e}")));
         }
@@ -333,6 +340,7 @@ impl Device {
         if let Some(k) = cache.get(source) {
             return Ok(k.clone());
         }
+        let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
         self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: None,
@@ -370,7 +378,9 @@ impl Device {
             compilation_options: Default::default(),
             cache: None,
         });
-        if let Some(e) = pollster::block_on(self.device.pop_error_scope()) {
+        let error = pollster::block_on(self.device.pop_error_scope());
+        drop(scopes);
+        if let Some(e) = error {
             return Err(self.err(stage, ctx, format!("kernel does not compile: {e}")));
         }
         let k = Arc::new(Kernel { pipeline, layout, bindings: writable.len() });
@@ -433,11 +443,21 @@ impl Device {
             slice.map_async(wgpu::MapMode::Read, move |r| {
                 *d2.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
             });
-            self.wait(stage, ctx)?;
-            match done.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                Some(Ok(())) => {}
-                Some(Err(e)) => return Err(self.decline(stage, ctx, 8 * words, format!("read-back mapping: {e}"))),
-                None => return Err(self.err(stage, ctx, "read-back mapping never completed")),
+            // Another thread's poll may be the one that runs this callback,
+            // a moment after our own poll returns: wait for it (bounded).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let result = loop {
+                self.wait(stage, ctx)?;
+                if let Some(r) = done.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    break r;
+                }
+                if std::time::Instant::now() > deadline {
+                    return Err(self.err(stage, ctx, "read-back mapping never completed"));
+                }
+                std::thread::yield_now();
+            };
+            if let Err(e) = result {
+                return Err(self.decline(stage, ctx, 8 * words, format!("read-back mapping: {e}")));
             }
             out.extend_from_slice(bytemuck::cast_slice::<u8, u64>(&slice.get_mapped_range()));
             staging.unmap();
@@ -520,11 +540,13 @@ impl Job<'_> {
     /// submitted before). Does not wait.
     pub(crate) fn submit(self) -> Result<(), BackendError> {
         let dev = self.dev;
+        let scopes = dev.scopes.lock().unwrap_or_else(|p| p.into_inner());
         dev.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         dev.device.push_error_scope(wgpu::ErrorFilter::Validation);
         dev.queue.submit([self.encoder.finish()]);
         let validation = pollster::block_on(dev.device.pop_error_scope());
         let oom = pollster::block_on(dev.device.pop_error_scope());
+        drop(scopes);
         if let Some(e) = oom {
             return Err(dev.decline(self.stage, self.ctx, 0, format!("out of device memory: {e}")));
         }

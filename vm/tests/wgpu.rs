@@ -52,3 +52,33 @@ fn every_example_proof_is_the_cpu_proof() {
         assert!(r.status.success(), "{file}: {}", String::from_utf8_lossy(&r.stderr));
     }
 }
+
+/// With no Vulkan driver to load (the loader pointed at a missing ICD
+/// file) there is no adapter: `--backend wgpu` fails in one line,
+/// `kiln devices` says so, and `auto` proves on the CPU.
+#[test]
+fn no_adapter_is_a_clean_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+            .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["prove", "--backend", "wgpu", "--input", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("wgpu backend cannot run here") && err.contains("unavailable"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let out = run(&["devices"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("wgpu  unavailable"), "{text}");
+    let out = run(&["prove", "--input", "5", "--grinding", "0", "--queries", "8", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "cpu");
+}
