@@ -246,9 +246,11 @@ impl Device {
     }
 
     /// The decline the device gives for `stage`. wgpu cannot say how much
-    /// memory is free: the gate's remaining budget stands in for it.
+    /// memory is free: the gate's remaining budget stands in for it when a
+    /// budget is set, else 0 (unknown).
     pub(crate) fn decline(&self, stage: Stage, ctx: &Ctx, requested: u64, reason: impl Into<String>) -> BackendError {
-        let free = self.gate.budget().saturating_sub(self.gate.in_use()).min(i64::MAX as u64);
+        let budget = self.gate.budget();
+        let free = if budget == u64::MAX { 0 } else { budget.saturating_sub(self.gate.in_use()) };
         BackendError::DeviceDecline {
             stage,
             table: ctx.table.to_string(),
