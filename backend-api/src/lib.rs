@@ -1,19 +1,22 @@
 //! The contract between a STARK prover and the devices that run its heavy
 //! stages: the Goldilocks field and its cubic extension, host matrices,
 //! evaluation domains, the hashes proofs commit with, the constraint IR and
-//! LogUp interactions, the `Backend` trait family, each backend operation
-//! described once as a value ([`op::Op`]) so a wrapper is one hook
-//! ([`wrap`]), shared shape validation and typed errors.
+//! LogUp interactions and their analysis for code generation, the
+//! `Backend` trait family, each backend operation described once as a value
+//! ([`op::Op`]) so a wrapper is one hook ([`wrap`]), shared shape
+//! validation and typed errors.
 //!
 //! No I/O and no GPU code live here: backends depend on this crate, and the
 //! prover depends on nothing else.
 
+pub mod analysis;
 pub mod backend;
 pub mod domain;
 pub mod error;
 pub mod ext;
 pub mod fault;
 pub mod field;
+pub mod gate;
 pub mod hash;
 pub mod ir;
 pub mod logup;

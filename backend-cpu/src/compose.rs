@@ -3,7 +3,8 @@
 //! parallel.
 //!
 //! - Scalars (constants, publics, challenges, auxiliary values and
-//!   everything built from them alone) are folded at compile time.
+//!   everything built from them alone: the hoisted nodes of
+//!   `backend_api::analysis`) are computed once, at compile time.
 //! - A vector node lives in a base-field register unless an extension
 //!   value is below it (`node_is_base`), so base sub-expressions cost base
 //!   arithmetic; registers are reused once their last reader has run.
@@ -15,6 +16,7 @@
 use crate::deep::batch_invert;
 use crate::simd;
 use crate::CpuMatrix;
+use backend_api::analysis::{column_free_values, Analysis};
 use backend_api::ext::powers;
 use backend_api::{BackendError, ComposeInputs, ConstraintDomain, Ext, Leaf, Node, Result, Stage, F};
 use rayon::prelude::*;
@@ -110,80 +112,37 @@ impl Regs {
     }
 }
 
-fn fold_scalar(op: Op, a: Val, b: Val) -> Option<Val> {
-    let ext = |v: Val| match v {
-        Val::BS(x) => Some(Ext::from_base(x)),
-        Val::ES(x) => Some(x),
-        _ => None,
-    };
-    match (a, b) {
-        (Val::BS(x), Val::BS(y)) => Some(Val::BS(match op {
-            Op::Add => x + y,
-            Op::Sub => x - y,
-            Op::Mul => x * y,
-        })),
-        _ => {
-            let (x, y) = (ext(a)?, ext(b)?);
-            Some(Val::ES(match op {
-                Op::Add => x + y,
-                Op::Sub => x - y,
-                Op::Mul => x * y,
-            }))
-        }
-    }
-}
-
 fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Result<Program<'a>> {
     let cs = i.constraints;
     let nodes = &cs.nodes;
-    let len = nodes.len();
-    // Liveness: the last node reading each node; constraint roots are read
-    // by their accumulation right after they are computed.
-    let mut needed = vec![false; len];
-    for c in &cs.constraints {
-        needed[c.node as usize] = true;
-    }
-    let mut last_use = vec![0usize; len];
-    for k in (0..len).rev() {
-        if !needed[k] {
-            continue;
-        }
-        last_use[k] = last_use[k].max(k);
-        match nodes[k] {
-            Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
-                for x in [a as usize, b as usize] {
-                    needed[x] = true;
-                    last_use[x] = last_use[x].max(k);
-                }
-            }
-            Node::Neg(a) => {
-                needed[a as usize] = true;
-                last_use[a as usize] = last_use[a as usize].max(k);
-            }
-            Node::Leaf(_) => {}
-        }
-    }
-    // (constraint index, domain) of the constraints rooted at each node.
-    let mut by_node: Vec<Vec<(usize, ConstraintDomain)>> = vec![Vec::new(); len];
-    for (k, c) in cs.constraints.iter().enumerate() {
-        by_node[c.node as usize].push((k, c.domain));
-    }
+    // Liveness, last uses and the column-free (hoisted) nodes, whose values
+    // are the same on every row, come from the shared analysis.
+    let an = Analysis::new(cs);
+    let scalars = column_free_values(cs, i.challenges, i.publics, i.aux_values);
     let alphas = powers(i.alpha, cs.constraints.len());
 
     let big = n * blowup;
     let row_shift = |offset: u32| (offset as usize % n) * blowup % big;
     let main = i.main;
-    let mut vals: Vec<Val> = Vec::with_capacity(len);
+    let mut vals: Vec<Val> = Vec::with_capacity(nodes.len());
     let mut instrs = Vec::new();
     let (mut bregs, mut eregs) = (Regs::default(), Regs::default());
     let mut const_acc = [Ext::ZERO; 4];
     let mut used = [false; 4];
     for (k, node) in nodes.iter().enumerate() {
-        if !needed[k] {
+        if !an.live[k] {
             vals.push(Val::BS(F::ZERO));
             continue;
         }
         let v = match *node {
+            _ if an.hoisted[k] => {
+                let x = scalars[k].ok_or_else(|| bad(format!("node {k} reads a value the inputs lack")))?;
+                if an.is_base[k] {
+                    Val::BS(x.0[0])
+                } else {
+                    Val::ES(x)
+                }
+            }
             Node::Leaf(leaf) => match leaf {
                 Leaf::Const(c) => Val::BS(c),
                 Leaf::Public(c) => Val::BS(i.publics[c as usize]),
@@ -218,19 +177,15 @@ fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Res
                     Node::Sub(..) => Op::Sub,
                     _ => Op::Mul,
                 };
+                // Not hoisted: at least one operand is a vector.
                 let (va, vb) = (vals[a as usize], vals[b as usize]);
-                match fold_scalar(op, va, vb) {
-                    Some(s) => s,
-                    None => {
-                        let base = matches!(va, Val::BS(_) | Val::BV(_)) && matches!(vb, Val::BS(_) | Val::BV(_));
-                        let out = if base { bregs.alloc() } else { eregs.alloc() };
-                        instrs.push(Instr::Bin { op, a: va, b: vb, out });
-                        if base {
-                            Val::BV(out)
-                        } else {
-                            Val::EV(out)
-                        }
-                    }
+                let base = matches!(va, Val::BS(_) | Val::BV(_)) && matches!(vb, Val::BS(_) | Val::BV(_));
+                let out = if base { bregs.alloc() } else { eregs.alloc() };
+                instrs.push(Instr::Bin { op, a: va, b: vb, out });
+                if base {
+                    Val::BV(out)
+                } else {
+                    Val::EV(out)
                 }
             }
             Node::Neg(a) => match vals[a as usize] {
@@ -249,8 +204,8 @@ fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Res
             },
         };
         vals.push(v);
-        for &(ck, cd) in &by_node[k] {
-            let d = domain_slot(cd);
+        for &ck in &an.roots[k] {
+            let d = domain_slot(cs.constraints[ck].domain);
             used[d] = true;
             let coef = alphas[ck];
             match v {
@@ -261,7 +216,7 @@ fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Res
         }
         // Free the registers whose last reader was this node.
         let mut release = |x: usize| {
-            if last_use[x] == k {
+            if an.last_use[x] == Some(k) {
                 match vals[x] {
                     Val::BV(r) => bregs.free.push(r),
                     Val::EV(r) => eregs.free.push(r),

@@ -14,6 +14,7 @@
 //! in local memory and its operand loads; the generated kernel pays one
 //! NVRTC compilation per AIR and machine (17-57 ms cold, then cached).
 
+use backend_api::analysis::{column_free_values, operands, Analysis};
 use backend_api::ir::{ConstraintDomain, ConstraintSystem, Leaf, Node};
 use backend_api::{Ext, LogUp, F};
 use std::fmt::Write;
@@ -34,11 +35,11 @@ pub(crate) struct ConstLayout {
     pub len: usize,
 }
 
-/// The constant buffer's layout; `hoist` moves every operation that reads
-/// no column out of the per-row work. The public values come last: the
-/// generated source names every other offset, so statements of one AIR
-/// with different numbers of public values (a VM program's inputs and
-/// outputs) share one kernel.
+/// The constant buffer's layout; with `hoist`, every live node that reads
+/// no column (`backend_api::analysis`) gets a slot and leaves the per-row
+/// work. The public values come last: the generated source names every
+/// other offset, so statements of one AIR with different numbers of public
+/// values (a VM program's inputs and outputs) share one kernel.
 pub(crate) fn const_layout(cs: &ConstraintSystem, hoist: bool) -> ConstLayout {
     let l = &cs.layout;
     let challenges = 0;
@@ -47,16 +48,10 @@ pub(crate) fn const_layout(cs: &ConstraintSystem, hoist: bool) -> ConstLayout {
     let mut len = alphas + 3 * cs.constraints.len();
     let mut hoisted = vec![None; cs.nodes.len()];
     if hoist {
-        let mut uniform = vec![false; cs.nodes.len()];
-        for (i, node) in cs.nodes.iter().enumerate() {
-            uniform[i] = match *node {
-                Node::Leaf(Leaf::Main { .. } | Leaf::Fixed { .. } | Leaf::Aux { .. }) => false,
-                Node::Leaf(_) => true,
-                Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => uniform[a as usize] && uniform[b as usize],
-                Node::Neg(a) => uniform[a as usize],
-            };
-            if uniform[i] && !matches!(node, Node::Leaf(_)) {
-                hoisted[i] = Some(len);
+        let a = Analysis::new(cs);
+        for (i, h) in hoisted.iter_mut().enumerate() {
+            if a.hoisted[i] && a.live[i] {
+                *h = Some(len);
                 len += 3;
             }
         }
@@ -74,26 +69,8 @@ pub(crate) fn hoisted_values(
     publics: &[F],
     aux_values: &[Ext],
 ) -> Vec<(usize, Ext)> {
-    let mut vals: Vec<Option<Ext>> = Vec::with_capacity(cs.nodes.len());
-    let mut out = Vec::new();
-    for (i, node) in cs.nodes.iter().enumerate() {
-        let v = match *node {
-            Node::Leaf(Leaf::Const(c)) => Some(Ext::from_base(c)),
-            Node::Leaf(Leaf::Challenge(k)) => Some(challenges[k as usize]),
-            Node::Leaf(Leaf::Public(k)) => Some(Ext::from_base(publics[k as usize])),
-            Node::Leaf(Leaf::AuxValue(k)) => Some(aux_values[k as usize]),
-            Node::Leaf(_) => None,
-            Node::Add(a, b) => vals[a as usize].zip(vals[b as usize]).map(|(x, y)| x + y),
-            Node::Sub(a, b) => vals[a as usize].zip(vals[b as usize]).map(|(x, y)| x - y),
-            Node::Mul(a, b) => vals[a as usize].zip(vals[b as usize]).map(|(x, y)| x * y),
-            Node::Neg(a) => vals[a as usize].map(|x| -x),
-        };
-        if let (Some(o), Some(v)) = (cl.hoisted[i], v) {
-            out.push((o, v));
-        }
-        vals.push(v);
-    }
-    out
+    let vals = column_free_values(cs, challenges, publics, aux_values);
+    cl.hoisted.iter().zip(vals).filter_map(|(o, v)| Some(((*o)?, v?))).collect()
 }
 
 /// The kernel source (field header included).
@@ -149,23 +126,17 @@ const GROUPS: [(ConstraintDomain, &str); 4] = [
 /// `(i + offset * B) & mask` of `mainm`, `fixm` or `auxm` (columns of `N`);
 /// challenges, auxiliary values and publics come from `cst`.
 fn emit_nodes(s: &mut String, cs: &ConstraintSystem, cl: &ConstLayout, after: &mut dyn FnMut(&mut String, usize)) {
-    let is_base = cs.node_is_base();
-    // Only nodes some constraint depends on.
-    let mut live = vec![false; cs.nodes.len()];
-    for c in &cs.constraints {
-        live[c.node as usize] = true;
-    }
+    let a = Analysis::new(cs);
+    let is_base = &a.is_base;
+    // Only nodes some constraint depends on. Liveness stops at hoisted
+    // nodes; where a layout hoists nothing (LogUp), their operands are
+    // emitted too.
+    let mut live = a.live.clone();
     for i in (0..cs.nodes.len()).rev() {
-        if !live[i] || cl.hoisted[i].is_some() {
-            continue;
-        }
-        match cs.nodes[i] {
-            Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
-                live[a as usize] = true;
-                live[b as usize] = true;
+        if live[i] && a.hoisted[i] && cl.hoisted[i].is_none() {
+            for x in operands(&cs.nodes[i]) {
+                live[x] = true;
             }
-            Node::Neg(a) => live[a as usize] = true,
-            Node::Leaf(_) => {}
         }
     }
     for (idx, node) in cs.nodes.iter().enumerate() {
@@ -309,29 +280,13 @@ pub(crate) fn interpreter_program(cs: &ConstraintSystem) -> Option<(Vec<u64>, u6
     const OP_CST_BASE: u64 = 5;
     const OP_ACC: u64 = 16;
     let cl = const_layout(cs, true);
-    let is_base = cs.node_is_base();
+    let a = Analysis::new(cs);
+    let is_base = &a.is_base;
     let n = cs.nodes.len();
-    let mut roots: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (k, c) in cs.constraints.iter().enumerate() {
-        roots[c.node as usize].push(k);
-    }
+    let roots = &a.roots;
     // Last reader of each node (itself when only a constraint reads it);
     // nodes nothing reads are skipped.
-    let mut last: Vec<Option<usize>> = (0..n).map(|i| (!roots[i].is_empty()).then_some(i)).collect();
-    for i in (0..n).rev() {
-        if last[i].is_none() || cl.hoisted[i].is_some() {
-            continue;
-        }
-        let operands = match cs.nodes[i] {
-            Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => vec![a, b],
-            Node::Neg(a) => vec![a],
-            Node::Leaf(_) => vec![],
-        };
-        for a in operands {
-            let l = &mut last[a as usize];
-            *l = Some(l.map_or(i, |v| v.max(i)));
-        }
-    }
+    let last = &a.last_use;
     let domain_bit = |d: ConstraintDomain| match d {
         ConstraintDomain::AllRows => 0u64,
         ConstraintDomain::Transition => 1,
@@ -340,12 +295,7 @@ pub(crate) fn interpreter_program(cs: &ConstraintSystem) -> Option<(Vec<u64>, u6
     };
     let mut free: Vec<u64> = (0..kernels_cuda::INTERP_SLOTS as u64).rev().collect();
     let mut slot = vec![0u64; n];
-    let mut readers_done: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, l) in last.iter().enumerate() {
-        if let Some(l) = l {
-            readers_done[*l].push(i);
-        }
-    }
+    let readers_done = a.released_at();
     let mut prog = Vec::new();
     let mut domains = 0u64;
     let word = |op: u64, d: u64, a: u64, b: u64| op | d << 8 | a << 24 | b << 40;

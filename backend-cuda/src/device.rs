@@ -1,9 +1,9 @@
 //! The device side: context, stream, stream-ordered pool, pinned staging,
 //! kernel loading and launches.
 
-use crate::gate::Gate;
 use crate::nvrtc::{self, Target};
 use backend_api::fault::{FaultInjector, FaultSite};
+use backend_api::gate::Gate;
 use backend_api::{BackendError, Ctx, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
@@ -186,7 +186,11 @@ impl Device {
             );
         }
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
-        let gate = Gate::for_ordinal(ordinal, memory_budget_bytes, free_now);
+        let gate = Gate::for_device(
+            &format!("cuda:{ordinal}"),
+            memory_budget_bytes,
+            free_now.saturating_sub(crate::SAFETY_MARGIN_BYTES),
+        );
         let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
         let modules: Vec<&kernels_cuda::Module> =
             kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();

@@ -24,13 +24,17 @@
 
 mod compose;
 mod device;
-mod gate;
 mod ntt;
 pub mod nvrtc;
 
 pub use backend_api::fault::FaultInjector;
+use backend_api::gate;
 pub use device::{check_libraries, probe, DeviceInfo};
-pub use gate::SAFETY_MARGIN_BYTES;
+
+/// Memory left out of the default budget of the memory gate
+/// (`backend_api::gate`): the driver's own needs, kernel images, the pinned
+/// staging, fragmentation of the pool.
+pub const SAFETY_MARGIN_BYTES: u64 = 2 << 30;
 
 /// The composition kernel's CUDA source for a constraint system (what
 /// `compose` compiles; exposed so CI can compile it without a GPU).

@@ -1,9 +1,10 @@
-//! Proves a VM program on the CPU backend and, in a `--features cuda`
-//! build, on the CUDA backend, in one process, warm, alternating A B B A
-//! so the ratio is measured side by side. The CUDA backend runs inside
-//! `Resilient`, as `kiln prove` runs it.
+//! Proves a VM program on the CPU backend and, in a `--features cuda` or
+//! `--features wgpu` build, on the GPU backends, in one process, warm,
+//! alternating A B B A so each ratio is measured side by side: CPU against
+//! CUDA, and CUDA against wgpu (CPU against wgpu without CUDA). Device
+//! backends run inside `Resilient`, as `kiln prove` runs them.
 //!
-//! cargo run --release -p benches --features cuda --example prove_vm -- [PROGRAM] [INPUTS] [REPEATS]
+//! cargo run --release -p benches --features cuda,wgpu --example prove_vm -- [PROGRAM] [INPUTS] [REPEATS]
 //! (defaults: vm/examples/chain.kasm, 262142,3 (2^20 cycles), 2)
 
 use backend_api::{Backend, F};
@@ -41,11 +42,18 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    // The device first: without one, fail before spending the CPU half.
+    // The devices first: without one, fail before spending the CPU half.
+    #[cfg(any(feature = "cuda", feature = "wgpu"))]
+    use backend_cpu::{RecoveryPolicy, Resilient};
     #[cfg(feature = "cuda")]
-    let gpu = backend_cpu::Resilient::new(
+    let cuda = Resilient::new(
         backend_cuda::CudaBackend::new(0).map_err(|e| format!("no usable CUDA device: {e}"))?,
-        backend_cpu::RecoveryPolicy::default(),
+        RecoveryPolicy::default(),
+    );
+    #[cfg(feature = "wgpu")]
+    let wgpu = Resilient::new(
+        backend_wgpu::WgpuBackend::new().map_err(|e| format!("no usable wgpu adapter: {e}"))?,
+        RecoveryPolicy::default(),
     );
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = args.first().cloned().unwrap_or_else(|| "vm/examples/chain.kasm".into());
@@ -71,45 +79,26 @@ fn run() -> Result<(), String> {
     let o = ProofOptions::default();
     let cpu = CpuBackend::new();
     let (cpu_bytes, _) = prove_once(&cpu, &machine, &traces, &o)?;
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "wgpu"))]
     {
-        // Warm-up: kernel cache, pool growth, twiddle tables, pinned staging.
-        let (gpu_bytes, _) = prove_once(&gpu, &machine, &traces, &o)?;
-        if gpu_bytes != cpu_bytes {
-            return Err("CUDA and CPU proofs differ".into());
-        }
-        println!("proofs identical ({} bytes)", cpu_bytes.len());
-        let (mut c_sum, mut g_sum) = (0.0, 0.0);
-        for _ in 0..repeats {
-            for side in ["cpu", "cuda", "cuda", "cpu"] {
-                let stats = if side == "cpu" {
-                    prove_once(&cpu, &machine, &traces, &o)?.1
-                } else {
-                    prove_once(&gpu, &machine, &traces, &o)?.1
-                };
-                report(side, &stats);
-                if side == "cpu" {
-                    c_sum += stats.total.as_secs_f64()
-                } else {
-                    g_sum += stats.total.as_secs_f64()
-                }
+        #[cfg(feature = "cuda")]
+        {
+            same_proof("cuda", &cuda, &machine, &traces, &o, &cpu_bytes)?;
+            abba(("cpu", &cpu), ("cuda", &cuda), &machine, &traces, &o, repeats)?;
+            if let Ok(n) = std::env::var("KILN_LOOP_CUDA").map(|v| v.parse::<usize>().unwrap_or(0)) {
+                loop_proves(&cuda, &machine, &traces, &o, n)?;
             }
         }
-        println!("ratio cpu/cuda (A B B A x {repeats}): {:.1}x", c_sum / g_sum);
-        if let Ok(n) = std::env::var("KILN_LOOP_CUDA").map(|v| v.parse::<usize>().unwrap_or(0)) {
-            // Back-to-back CUDA proves for an external GPU-busy sampler.
-            let unix =
-                || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-            let (t, start_unix) = (Instant::now(), unix());
-            let mut prove_s = 0.0;
-            for _ in 0..n {
-                prove_s += prove_once(&gpu, &machine, &traces, &o)?.1.total.as_secs_f64();
-            }
-            println!("loop: {n} CUDA proves, {:.2} s wall, {:.2} s inside prove", t.elapsed().as_secs_f64(), prove_s);
-            println!("loop window (unix): {start_unix:.3} {:.3}", unix());
+        #[cfg(feature = "wgpu")]
+        {
+            same_proof("wgpu", &wgpu, &machine, &traces, &o, &cpu_bytes)?;
+            #[cfg(feature = "cuda")]
+            abba(("cuda", &cuda), ("wgpu", &wgpu), &machine, &traces, &o, repeats)?;
+            #[cfg(not(feature = "cuda"))]
+            abba(("cpu", &cpu), ("wgpu", &wgpu), &machine, &traces, &o, repeats)?;
         }
     }
-    #[cfg(not(feature = "cuda"))]
+    #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
     {
         for _ in 0..repeats {
             let (b, s) = prove_once(&cpu, &machine, &traces, &o)?;
@@ -117,5 +106,67 @@ fn run() -> Result<(), String> {
             report("cpu", &s);
         }
     }
+    Ok(())
+}
+
+/// Warm-up prove on a device backend (kernel caches, pools, twiddle
+/// tables), checked against the CPU proof.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn same_proof<B: Backend>(
+    name: &str,
+    b: &B,
+    machine: &VmMachine,
+    traces: &[backend_api::ColMatrix],
+    o: &ProofOptions,
+    cpu_bytes: &[u8],
+) -> Result<(), String> {
+    let (bytes, _) = prove_once(b, machine, traces, o)?;
+    if bytes != cpu_bytes {
+        return Err(format!("{name} and CPU proofs differ"));
+    }
+    println!("{name} proof identical to the CPU's ({} bytes)", bytes.len());
+    Ok(())
+}
+
+/// Proves alternately on A and B (A B B A, `repeats` times) and prints the
+/// ratio of their total prove times.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn abba<A: Backend, B: Backend>(
+    (an, a): (&str, &A),
+    (bn, b): (&str, &B),
+    machine: &VmMachine,
+    traces: &[backend_api::ColMatrix],
+    o: &ProofOptions,
+    repeats: usize,
+) -> Result<(), String> {
+    let (mut a_sum, mut b_sum) = (0.0, 0.0);
+    for _ in 0..repeats {
+        for first in [true, false, false, true] {
+            let stats = if first { prove_once(a, machine, traces, o)?.1 } else { prove_once(b, machine, traces, o)?.1 };
+            report(if first { an } else { bn }, &stats);
+            *(if first { &mut a_sum } else { &mut b_sum }) += stats.total.as_secs_f64();
+        }
+    }
+    println!("ratio {an}/{bn} (A B B A x {repeats}): {:.2}x", a_sum / b_sum);
+    Ok(())
+}
+
+/// Back-to-back proves for an external GPU-busy sampler.
+#[cfg(feature = "cuda")]
+fn loop_proves<B: Backend>(
+    b: &B,
+    machine: &VmMachine,
+    traces: &[backend_api::ColMatrix],
+    o: &ProofOptions,
+    n: usize,
+) -> Result<(), String> {
+    let unix = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let (t, start_unix) = (Instant::now(), unix());
+    let mut prove_s = 0.0;
+    for _ in 0..n {
+        prove_s += prove_once(b, machine, traces, o)?.1.total.as_secs_f64();
+    }
+    println!("loop: {n} CUDA proves, {:.2} s wall, {:.2} s inside prove", t.elapsed().as_secs_f64(), prove_s);
+    println!("loop window (unix): {start_unix:.3} {:.3}", unix());
     Ok(())
 }

@@ -9,9 +9,7 @@ mod outfile;
 mod startup;
 
 use backend_api::{Backend, HashKind, F};
-#[cfg(feature = "cuda")]
-use backend_cpu::Resilient;
-use backend_cpu::{CpuBackend, CrossCheck, OnDecline, RecoveryPolicy, RecoveryReport};
+use backend_cpu::{CpuBackend, CrossCheck, OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -60,7 +58,7 @@ struct ProgramArgs {
     max_cycles: u64,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BackendChoice {
     Auto,
     Cpu,
@@ -90,7 +88,7 @@ struct ProveArgs {
     program: Option<PathBuf>,
     #[command(flatten)]
     prog: ProgramArgs,
-    /// auto: the GPU when this build has one and a device is usable, else the CPU
+    /// auto: a usable GPU of this build (CUDA, then wgpu on a GPU), else the CPU
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
     /// Run the CPU reference beside the backend and stop at the first stage, table, column and row that differ
@@ -184,7 +182,9 @@ fn main() -> ExitCode {
     };
     // Warnings (device declines and their recovery) print one line each;
     // RUST_LOG raises or lowers the level.
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+    // wgpu's own start-up notes (missing optional Vulkan extensions) stay
+    // below the default level.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal=error,wgpu_core=error"))
         .format(|buf, record| writeln!(buf, "kiln: {}", record.args()))
         .init();
     // A bug below must still end in one line and no partial output: the
@@ -364,20 +364,17 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
         #[cfg(feature = "cuda")]
         Chosen::Cuda(dev) => {
             let label = format!("cuda ({})", dev.device().name);
-            let resilient = Resilient::new(dev, recovery_policy(a.on_decline));
-            if a.cross_check {
-                let b = CrossCheck::new(CpuBackend::new(), resilient);
-                let report = || b.right().report();
-                run.prove(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
-            } else {
-                let report = || resilient.report();
-                run.prove(&resilient, &label, Some(&report), out_tmp, trace_tmp)
-            }
+            run.prove_on_device(dev, &label, out_tmp, trace_tmp)
+        }
+        #[cfg(feature = "wgpu")]
+        Chosen::Wgpu(dev) => {
+            let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
+            run.prove_on_device(dev, &label, out_tmp, trace_tmp)
         }
     }
 }
 
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
 fn recovery_policy(choice: DeclineChoice) -> RecoveryPolicy {
     let on_decline = match choice {
         DeclineChoice::Recompute => OnDecline::Recompute,
@@ -502,6 +499,27 @@ impl<'a> Run<'a> {
             report.text();
         }
         Ok(())
+    }
+
+    /// Proves on a device backend inside `Resilient` (decline recovery),
+    /// cross-checked against the CPU when asked.
+    #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+    fn prove_on_device<B: Backend>(
+        self,
+        dev: B,
+        label: &str,
+        out_tmp: OutFile,
+        trace_tmp: Option<OutFile>,
+    ) -> CliResult<()> {
+        let resilient = Resilient::new(dev, recovery_policy(self.a.on_decline));
+        if self.a.cross_check {
+            let b = CrossCheck::new(CpuBackend::new(), resilient);
+            let report = || b.right().report();
+            self.prove(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
+        } else {
+            let report = || resilient.report();
+            self.prove(&resilient, label, Some(&report), out_tmp, trace_tmp)
+        }
     }
 }
 
@@ -706,6 +724,39 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
     Ok(())
 }
 
+/// The wgpu adapters (with the limits that decide buffer splitting), or
+/// why there are none.
+fn wgpu_rows() -> Vec<(&'static str, bool, String)> {
+    #[cfg(feature = "wgpu")]
+    {
+        let adapters = backend_wgpu::probe();
+        if adapters.is_empty() {
+            return vec![("wgpu", false, "compiled in; no adapter (no GPU driver or Vulkan loader)".to_string())];
+        }
+        adapters
+            .into_iter()
+            .map(|a| {
+                let detail = format!(
+                    "adapter {}: {} ({}, {}, {}); max binding {} MiB, max buffer {} MiB, workgroup memory {} KiB, {} storage buffers/stage, int64 {}",
+                    a.index,
+                    a.name,
+                    a.api,
+                    a.kind,
+                    a.driver,
+                    a.max_binding_bytes >> 20,
+                    a.max_buffer_bytes >> 20,
+                    a.workgroup_bytes >> 10,
+                    a.storage_buffers_per_stage,
+                    if a.int64 { "yes" } else { "no" },
+                );
+                ("wgpu", true, detail)
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "wgpu"))]
+    vec![("wgpu", false, "not in this build (rebuild with --features wgpu)".to_string())]
+}
+
 fn cmd_devices(json_out: bool) -> CliResult<()> {
     let threads = rayon::current_num_threads();
     let mut rows = vec![("cpu", true, format!("reference backend, {threads} threads"))];
@@ -729,7 +780,7 @@ fn cmd_devices(json_out: bool) -> CliResult<()> {
     }
     #[cfg(not(feature = "cuda"))]
     rows.push(("cuda", false, "not in this build (rebuild with --features cuda)".to_string()));
-    rows.push(("wgpu", false, "not available in this release".to_string()));
+    rows.extend(wgpu_rows());
     if json_out {
         let v: Vec<Value> = rows.iter().map(|(n, ok, d)| json!({"backend": n, "available": ok, "detail": d})).collect();
         say!("{}", json!({ "backends": v }));

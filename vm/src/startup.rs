@@ -1,26 +1,25 @@
 //! The backend a prove runs on, made ready while the program executes.
 //!
-//! With a GPU in the build, the device is opened, the statement's
-//! generated kernels compiled (or read from the kernel cache) and the
-//! pinned staging taken on another thread, started before execution, so
-//! start-up hides behind execution and trace generation. `--backend auto`
-//! chooses once the run's size is known: the GPU for statements of at
-//! least [`AUTO_GPU_MIN_CYCLES`] cycles when a device is usable, else the
-//! CPU, and says why.
+//! With a GPU backend in the build, the device is opened (for CUDA also
+//! the statement's generated kernels compiled or read from the kernel
+//! cache, and the pinned staging taken) on another thread, started before
+//! execution, so start-up hides behind execution and trace generation.
+//! `--backend auto` chooses once the run's size is known: for runs of at
+//! least [`AUTO_GPU_MIN_CYCLES`] cycles a usable CUDA device, else a wgpu
+//! adapter on a real GPU (a CPU implementation of Vulkan such as lavapipe
+//! is slower than the CPU backend), else the CPU, and says why.
 
 use crate::BackendChoice;
 use backend_api::F;
-#[cfg(feature = "cuda")]
-use backend_cuda::CudaBackend;
 use std::time::Duration;
-#[cfg(feature = "cuda")]
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
 use std::time::Instant;
 use vm::Program;
-#[cfg(feature = "cuda")]
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
 use vm::VmMachine;
 
-/// The smallest run (in cycles) `--backend auto` proves on the GPU. Below
-/// it the CPU finishes first: opening a device (~0.2 s) is not hidden by a
+/// The smallest run (in cycles) `--backend auto` proves on a GPU. Below it
+/// the CPU finishes first: opening a device (~0.2 s) is not hidden by a
 /// short run, and small tables leave the GPU idle. Measured on the H200
 /// host, CPU against CUDA over runs of 2^10 to 2^20 cycles
 /// (docs/gpu/RESULTS.md, "auto crossover").
@@ -31,7 +30,9 @@ pub enum Chosen {
     /// With why `auto` chose it.
     Cpu(Option<String>),
     #[cfg(feature = "cuda")]
-    Cuda(CudaBackend),
+    Cuda(backend_cuda::CudaBackend),
+    #[cfg(feature = "wgpu")]
+    Wgpu(backend_wgpu::WgpuBackend),
 }
 
 /// Where the device's start-up time went, on its own thread.
@@ -45,19 +46,20 @@ pub struct DeviceStart {
     pub warm_up: Duration,
 }
 
-#[cfg(feature = "cuda")]
-type GpuThread = std::thread::JoinHandle<Result<(CudaBackend, DeviceStart), String>>;
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+type GpuThread = std::thread::JoinHandle<Result<(Chosen, DeviceStart), String>>;
 
 /// A backend being made ready.
 pub struct Starting {
     choice: BackendChoice,
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "wgpu"))]
     gpu: Option<GpuThread>,
 }
 
-const WGPU_UNAVAILABLE: &str = "the wgpu backend is not available in this release (backends: cpu, cuda)";
 #[cfg(not(feature = "cuda"))]
 const NO_CUDA_BUILD: &str = "the cuda backend is not in this build (rebuild with --features cuda)";
+#[cfg(not(feature = "wgpu"))]
+const NO_WGPU_BUILD: &str = "the wgpu backend is not in this build (rebuild with --features wgpu)";
 
 impl Starting {
     /// Starts the device for `program` (its inputs give the statement's
@@ -65,18 +67,19 @@ impl Starting {
     /// cannot serve fail here, before any work.
     pub fn begin(choice: BackendChoice, program: &Program, inputs: &[F]) -> Result<Starting, String> {
         match choice {
-            BackendChoice::Wgpu => return Err(WGPU_UNAVAILABLE.into()),
             #[cfg(not(feature = "cuda"))]
             BackendChoice::Cuda => return Err(NO_CUDA_BUILD.into()),
+            #[cfg(not(feature = "wgpu"))]
+            BackendChoice::Wgpu => return Err(NO_WGPU_BUILD.into()),
             _ => {}
         }
-        #[cfg(feature = "cuda")]
-        let gpu = (choice != BackendChoice::Cpu).then(|| start_gpu(VmMachine::new(program, inputs, &[])));
-        #[cfg(not(feature = "cuda"))]
+        #[cfg(any(feature = "cuda", feature = "wgpu"))]
+        let gpu = (choice != BackendChoice::Cpu).then(|| start_gpu(choice, VmMachine::new(program, inputs, &[])));
+        #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
         let _ = (program, inputs);
         Ok(Starting {
             choice,
-            #[cfg(feature = "cuda")]
+            #[cfg(any(feature = "cuda", feature = "wgpu"))]
             gpu,
         })
     }
@@ -88,51 +91,94 @@ impl Starting {
         let cpu = |why: Option<String>| Ok((Chosen::Cpu(why), None, Duration::ZERO));
         match self.choice {
             BackendChoice::Cpu => cpu(None),
-            BackendChoice::Wgpu => Err(WGPU_UNAVAILABLE.into()),
-            BackendChoice::Auto if !cfg!(feature = "cuda") => {
-                cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda)".into()))
+            BackendChoice::Auto if !cfg!(any(feature = "cuda", feature = "wgpu")) => {
+                cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda or wgpu)".into()))
             }
             BackendChoice::Auto if cycles < AUTO_GPU_MIN_CYCLES => {
-                cpu(Some(format!("auto: {cycles} cycles, below the {AUTO_GPU_MIN_CYCLES} where the GPU is faster")))
+                cpu(Some(format!("auto: {cycles} cycles, below the {AUTO_GPU_MIN_CYCLES} where a GPU is faster")))
             }
-            BackendChoice::Cuda | BackendChoice::Auto => self.join_gpu(),
+            _ => self.join_gpu(),
         }
     }
 
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "wgpu"))]
     fn join_gpu(self) -> Result<(Chosen, Option<DeviceStart>, Duration), String> {
         let t0 = Instant::now();
-        let Some(thread) = self.gpu else { return Err("the device was not started".into()) };
+        let Some(thread) = self.gpu else { return Err("no device was started".into()) };
         let ready = thread.join().unwrap_or_else(|_| Err("the device start-up thread panicked".into()));
         match ready {
-            Ok((b, start)) => Ok((Chosen::Cuda(b), Some(start), t0.elapsed())),
+            Ok((chosen, start)) => Ok((chosen, Some(start), t0.elapsed())),
             Err(e) if self.choice == BackendChoice::Auto => {
-                Ok((Chosen::Cpu(Some(format!("auto: no usable CUDA device: {e}"))), None, t0.elapsed()))
+                Ok((Chosen::Cpu(Some(format!("auto: no usable GPU: {e}"))), None, t0.elapsed()))
             }
-            Err(e) => Err(format!("the cuda backend cannot run here: {e}")),
+            Err(e) => Err(e),
         }
     }
 
-    #[cfg(not(feature = "cuda"))]
+    #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
     fn join_gpu(self) -> Result<(Chosen, Option<DeviceStart>, Duration), String> {
-        Err(NO_CUDA_BUILD.into())
+        Err(format!("no GPU backend in this build for {:?}", self.choice))
     }
 }
 
-/// Opens device 0 and prepares `machine`'s kernels on a thread of its own.
-#[cfg(feature = "cuda")]
-fn start_gpu(machine: VmMachine) -> GpuThread {
+/// Opens the device `choice` names (for `auto`: CUDA, then a wgpu adapter
+/// on a real GPU) on a thread of its own.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn start_gpu(choice: BackendChoice, machine: VmMachine) -> GpuThread {
     std::thread::spawn(move || {
-        let t0 = Instant::now();
-        let b = CudaBackend::new(0).map_err(|e| e.to_string())?;
-        let open = t0.elapsed();
-        let t1 = Instant::now();
-        let tables = stark::Machine::tables(&machine);
-        let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
-        b.prepare(&kernels).map_err(|e| e.to_string())?;
-        let prepare = t1.elapsed();
-        let t2 = Instant::now();
-        b.warm_up(0).map_err(|e| e.to_string())?;
-        Ok((b, DeviceStart { open, prepare, warm_up: t2.elapsed() }))
+        let mut why = vec![];
+        if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
+            #[cfg(feature = "cuda")]
+            match open_cuda(&machine) {
+                Ok(ready) => return Ok(ready),
+                Err(e) if choice == BackendChoice::Cuda => {
+                    return Err(format!("the cuda backend cannot run here: {e}"))
+                }
+                Err(e) => why.push(format!("cuda: {e}")),
+            }
+        }
+        if matches!(choice, BackendChoice::Wgpu | BackendChoice::Auto) {
+            #[cfg(feature = "wgpu")]
+            match open_wgpu(choice == BackendChoice::Auto) {
+                Ok(ready) => return Ok(ready),
+                Err(e) if choice == BackendChoice::Wgpu => {
+                    return Err(format!("the wgpu backend cannot run here: {e}"))
+                }
+                Err(e) => why.push(format!("wgpu: {e}")),
+            }
+        }
+        let _ = &machine;
+        Err(why.join("; "))
     })
+}
+
+/// Device 0, with `machine`'s kernels prepared and the staging taken.
+#[cfg(feature = "cuda")]
+fn open_cuda(machine: &VmMachine) -> Result<(Chosen, DeviceStart), String> {
+    let t0 = Instant::now();
+    let b = backend_cuda::CudaBackend::new(0).map_err(|e| e.to_string())?;
+    let open = t0.elapsed();
+    let t1 = Instant::now();
+    let tables = stark::Machine::tables(machine);
+    let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
+    b.prepare(&kernels).map_err(|e| e.to_string())?;
+    let prepare = t1.elapsed();
+    let t2 = Instant::now();
+    b.warm_up(0).map_err(|e| e.to_string())?;
+    Ok((Chosen::Cuda(b), DeviceStart { open, prepare, warm_up: t2.elapsed() }))
+}
+
+/// The default wgpu adapter, or for `auto` the first on a real GPU.
+#[cfg(feature = "wgpu")]
+fn open_wgpu(gpu_only: bool) -> Result<(Chosen, DeviceStart), String> {
+    let t0 = Instant::now();
+    let b = if gpu_only {
+        let a = backend_wgpu::probe().into_iter().find(|a| a.kind != "cpu").ok_or("no adapter on a GPU")?;
+        let config = backend_wgpu::WgpuConfig { adapter: Some(a.index), ..Default::default() };
+        backend_wgpu::WgpuBackend::with_config(config)
+    } else {
+        backend_wgpu::WgpuBackend::new()
+    };
+    let b = b.map_err(|e| e.to_string())?;
+    Ok((Chosen::Wgpu(b), DeviceStart { open: t0.elapsed(), ..Default::default() }))
 }

@@ -1,18 +1,15 @@
-//! The memory gate: one process-wide byte budget per device ordinal. Every
-//! allocation-heavy stage asks it to admit the bytes the memory model
-//! (`backend_api::memory::stage_bytes`) gives for its shapes before it
-//! allocates, and returns them when it ends, so concurrent tables and
-//! concurrent proofs on one card do not over-commit it. A request waits a
-//! bounded time for others to finish; it is then admitted or declined,
-//! never left blocking.
+//! The memory gate: one process-wide byte budget per device. Every
+//! allocation-heavy stage of a device backend asks it to admit the bytes
+//! the memory model (`crate::memory::stage_bytes`) gives for its shapes
+//! before it allocates, and returns them when it ends, so concurrent tables
+//! and concurrent proofs on one card do not over-commit it. A request waits
+//! a bounded time for others to finish; it is then admitted or declined,
+//! never left blocking. Shared by the CUDA and wgpu backends: a device is
+//! named by a key such as `cuda:0`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Memory left out of the default budget: the driver's own needs, kernel
-/// images, the pinned staging, fragmentation of the pool.
-pub const SAFETY_MARGIN_BYTES: u64 = 2 << 30;
 
 /// How long a request that fits the budget waits for others to release.
 const MAX_WAIT: Duration = Duration::from_secs(5);
@@ -34,27 +31,23 @@ pub struct Gate {
 
 /// Why a request was not admitted.
 #[derive(Debug)]
-pub(crate) struct Refusal {
+pub struct Refusal {
     pub budget: u64,
     pub used: u64,
 }
 
 impl Gate {
-    /// The gate of `ordinal`, created on first use with the budget given,
-    /// else free memory minus [`SAFETY_MARGIN_BYTES`]. A budget given later
-    /// replaces the current one (the budget is per device, not per backend).
-    pub(crate) fn for_ordinal(ordinal: usize, budget: Option<u64>, free_now: u64) -> Arc<Gate> {
-        static GATES: OnceLock<Mutex<HashMap<usize, Arc<Gate>>>> = OnceLock::new();
+    /// The gate of device `key`, created on first use with the budget
+    /// given, else `default_budget`. A budget given later replaces the
+    /// current one (the budget is per device, not per backend).
+    pub fn for_device(key: &str, budget: Option<u64>, default_budget: u64) -> Arc<Gate> {
+        static GATES: OnceLock<Mutex<HashMap<String, Arc<Gate>>>> = OnceLock::new();
         let mut gates = GATES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
         let gate = gates
-            .entry(ordinal)
+            .entry(key.to_string())
             .or_insert_with(|| {
                 Arc::new(Gate {
-                    state: Mutex::new(State {
-                        budget: budget.unwrap_or(free_now.saturating_sub(SAFETY_MARGIN_BYTES)),
-                        used: 0,
-                        waits: 0,
-                    }),
+                    state: Mutex::new(State { budget: budget.unwrap_or(default_budget), used: 0, waits: 0 }),
                     released: Condvar::new(),
                 })
             })
@@ -87,7 +80,7 @@ impl Gate {
 
     /// Admits `bytes` or refuses: at once when they exceed the whole
     /// budget, else after waiting at most [`MAX_WAIT`] for room.
-    pub(crate) fn admit(self: &Arc<Self>, bytes: u64) -> Result<Permit, Refusal> {
+    pub fn admit(self: &Arc<Self>, bytes: u64) -> Result<Permit, Refusal> {
         let deadline = Instant::now() + MAX_WAIT;
         let mut st = self.lock();
         let mut waited = false;
@@ -113,7 +106,7 @@ impl Gate {
 }
 
 /// Admitted bytes, returned to the gate on drop.
-pub(crate) struct Permit {
+pub struct Permit {
     gate: Arc<Gate>,
     bytes: u64,
 }

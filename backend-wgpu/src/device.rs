@@ -1,0 +1,572 @@
+//! The device side: adapter discovery, the device and its queue, buffers
+//! (allocated inside an out-of-memory error scope), kernels (WGSL compiled
+//! once per source), dispatches recorded into one command encoder per
+//! operation, and read-back. Every wgpu error becomes a typed
+//! `BackendError`; nothing panics on a device failure.
+
+use backend_api::fault::{FaultInjector, FaultSite};
+use backend_api::gate::Gate;
+use backend_api::{BackendError, Ctx, Stage};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What `probe` reports about one adapter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterInfo {
+    /// Position in `probe`'s list (the order `WgpuConfig::adapter` uses).
+    pub index: usize,
+    pub name: String,
+    /// "vulkan", "metal", "dx12".
+    pub api: String,
+    /// "discrete gpu", "integrated gpu", "cpu", ...
+    pub kind: String,
+    pub driver: String,
+    /// Largest storage-buffer binding, in bytes.
+    pub max_binding_bytes: u64,
+    /// Largest buffer, in bytes.
+    pub max_buffer_bytes: u64,
+    /// Workgroup (shared) memory, in bytes.
+    pub workgroup_bytes: u32,
+    pub storage_buffers_per_stage: u32,
+    pub push_constant_bytes: u32,
+    /// Whether the adapter has 64-bit integers in shaders.
+    pub int64: bool,
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(&wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12,
+        // No validation layers unless asked for (WGPU_VALIDATION=1): debug
+        // builds would otherwise look for them on every start.
+        flags: wgpu::InstanceFlags::empty().with_env(),
+        ..Default::default()
+    })
+}
+
+/// Adapters in the order backends are made from: GPUs first, then CPU
+/// implementations such as lavapipe, each group in enumeration order.
+fn adapters(inst: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    let mut all = inst.enumerate_adapters(wgpu::Backends::all());
+    all.sort_by_key(|a| matches!(a.get_info().device_type, wgpu::DeviceType::Cpu | wgpu::DeviceType::Other));
+    all
+}
+
+fn info_of(index: usize, a: &wgpu::Adapter) -> AdapterInfo {
+    let i = a.get_info();
+    let l = a.limits();
+    AdapterInfo {
+        index,
+        name: i.name,
+        api: format!("{:?}", i.backend).to_lowercase(),
+        kind: match i.device_type {
+            wgpu::DeviceType::DiscreteGpu => "discrete gpu",
+            wgpu::DeviceType::IntegratedGpu => "integrated gpu",
+            wgpu::DeviceType::VirtualGpu => "virtual gpu",
+            wgpu::DeviceType::Cpu => "cpu",
+            wgpu::DeviceType::Other => "other",
+        }
+        .into(),
+        driver: format!("{} {}", i.driver, i.driver_info).trim().to_string(),
+        max_binding_bytes: l.max_storage_buffer_binding_size as u64,
+        max_buffer_bytes: l.max_buffer_size,
+        workgroup_bytes: l.max_compute_workgroup_storage_size,
+        storage_buffers_per_stage: l.max_storage_buffers_per_shader_stage,
+        push_constant_bytes: l.max_push_constant_size,
+        int64: a.features().contains(wgpu::Features::SHADER_INT64),
+    }
+}
+
+/// Lists the adapters wgpu finds (Vulkan, Metal, DX12). An empty list when
+/// there is no GPU and no Vulkan loader; never a panic.
+pub fn probe() -> Vec<AdapterInfo> {
+    let inst = instance();
+    adapters(&inst).iter().enumerate().map(|(i, a)| info_of(i, a)).collect()
+}
+
+/// Threads per workgroup of every kernel.
+pub(crate) const WG: u32 = 256;
+/// Push-constant bytes every kernel may use (the least Vulkan guarantees).
+pub(crate) const PC_BYTES: u32 = 128;
+
+/// The device state shared by every backend made with the same settings
+/// in a process: the wgpu device, its queue and the compiled kernels, so a
+/// new backend costs no device start and no shader compilation.
+pub(crate) struct Core {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pub(crate) info: AdapterInfo,
+    /// Largest buffer we bind or allocate, in bytes (the adapter's limits,
+    /// or a smaller test override).
+    pub(crate) max_binding: u64,
+    pub(crate) storage_per_stage: u32,
+    /// log2 of the elements an NTT workgroup holds in workgroup memory.
+    pub(crate) tile_log: u32,
+    pub(crate) int64: bool,
+    pub(crate) gate: Arc<Gate>,
+    lost: Arc<AtomicBool>,
+    /// wgpu's error scopes are one stack per device, shared by every
+    /// thread: a push and its pop must not interleave with another
+    /// thread's, or one operation would read another's error.
+    scopes: Mutex<()>,
+    kernels: Mutex<HashMap<String, Arc<Kernel>>>,
+    /// Placeholders for bindings a kernel variant does not use: one for
+    /// read-only bindings, one for writable ones (a buffer may not be both
+    /// in one dispatch).
+    pub(crate) dummy: wgpu::Buffer,
+    pub(crate) dummy_w: wgpu::Buffer,
+}
+
+/// One backend's view of a [`Core`]: the shared device and this backend's
+/// own decline sites.
+pub(crate) struct Device {
+    core: Arc<Core>,
+    pub(crate) faults: FaultInjector,
+}
+
+impl std::ops::Deref for Device {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+/// A compiled kernel: its pipeline and binding layout.
+pub(crate) struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    bindings: usize,
+}
+
+/// What `Device::new` needs from the backend's configuration.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Settings {
+    pub adapter: usize,
+    pub max_binding_bytes: Option<u64>,
+    pub memory_budget_bytes: Option<u64>,
+    pub int64: bool,
+}
+
+fn unavailable(e: impl std::fmt::Display) -> BackendError {
+    BackendError::Unavailable(e.to_string())
+}
+
+impl Device {
+    /// A backend's device: the process's core for these settings (made on
+    /// first use, or again after a device loss), with fresh fault sites.
+    pub(crate) fn new(s: &Settings) -> Result<Device, BackendError> {
+        static CORES: OnceLock<Mutex<HashMap<Settings, Arc<Core>>>> = OnceLock::new();
+        let mut cores = CORES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        let core = match cores.get(s) {
+            Some(c) if !c.lost.load(Ordering::Acquire) => c.clone(),
+            _ => {
+                let c = Arc::new(Core::new(s)?);
+                cores.insert(*s, c.clone());
+                c
+            }
+        };
+        Ok(Device { core, faults: FaultInjector::new() })
+    }
+}
+
+impl Core {
+    fn new(s: &Settings) -> Result<Core, BackendError> {
+        let inst = instance();
+        let list = adapters(&inst);
+        if list.is_empty() {
+            return Err(unavailable("no wgpu adapter (no GPU driver, or no Vulkan loader, Metal or DX12)"));
+        }
+        let adapter = list
+            .get(s.adapter)
+            .ok_or_else(|| unavailable(format!("no wgpu adapter {} ({} found)", s.adapter, list.len())))?;
+        let info = info_of(s.adapter, adapter);
+        let features = adapter.features();
+        if !features.contains(wgpu::Features::PUSH_CONSTANTS) || info.push_constant_bytes < PC_BYTES {
+            return Err(unavailable(format!("adapter {} has no {PC_BYTES}-byte push constants", info.name)));
+        }
+        let int64 = s.int64 && features.contains(wgpu::Features::SHADER_INT64);
+        let mut required_features = wgpu::Features::PUSH_CONSTANTS;
+        if int64 {
+            required_features |= wgpu::Features::SHADER_INT64;
+        }
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("kiln"),
+            required_features,
+            required_limits: limits.clone(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| unavailable(format!("device request on {}: {e}", info.name)))?;
+        // Errors outside a scope are logged, never a panic; every operation
+        // runs inside scopes that turn its errors into typed results.
+        device.on_uncaptured_error(Box::new(|e| log::error!("wgpu: {e}")));
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            flag.store(true, Ordering::Release);
+            log::warn!("wgpu device lost ({reason:?}): {msg}");
+        });
+        let adapter_max = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+        let max_binding = s.max_binding_bytes.map_or(adapter_max, |m| m.clamp(256, adapter_max)) & !7;
+        // 8 bytes an element; at most 2^11 elements (8 KiB vs the 16 KiB
+        // WebGPU guarantees), fewer where the adapter has less.
+        let tile_log = (limits.max_compute_workgroup_storage_size / 8).max(2).ilog2().min(11);
+        let gate = Gate::for_device(&format!("wgpu:{}", s.adapter), s.memory_budget_bytes, u64::MAX);
+        let placeholder = || {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("placeholder"),
+                size: 16,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        let (dummy, dummy_w) = (placeholder(), placeholder());
+        Ok(Core {
+            device,
+            queue,
+            storage_per_stage: limits.max_storage_buffers_per_shader_stage,
+            info,
+            max_binding,
+            tile_log,
+            int64,
+            gate,
+            lost,
+            scopes: Mutex::new(()),
+            kernels: Mutex::new(HashMap::new()),
+            dummy,
+            dummy_w,
+        })
+    }
+}
+
+impl Device {
+    pub(crate) fn err(&self, stage: Stage, ctx: &Ctx, e: impl std::fmt::Display) -> BackendError {
+        BackendError::Device { stage, table: ctx.table.to_string(), message: e.to_string() }
+    }
+
+    /// The decline the device gives for `stage`. wgpu cannot say how much
+    /// memory is free: the gate's remaining budget stands in for it when a
+    /// budget is set, else 0 (unknown).
+    pub(crate) fn decline(&self, stage: Stage, ctx: &Ctx, requested: u64, reason: impl Into<String>) -> BackendError {
+        let budget = self.gate.budget();
+        let free = if budget == u64::MAX { 0 } else { budget.saturating_sub(self.gate.in_use()) };
+        BackendError::DeviceDecline {
+            stage,
+            table: ctx.table.to_string(),
+            requested_bytes: requested,
+            free_bytes: free,
+            reason: reason.into(),
+        }
+    }
+
+    /// Declines when a fault is armed at `site`, or when the device is lost.
+    pub(crate) fn check(&self, site: FaultSite, stage: Stage, ctx: &Ctx, requested: u64) -> Result<(), BackendError> {
+        if self.faults.should_fail(site) {
+            return Err(self.decline(site.stage(stage), ctx, requested, format!("injected fault at {site}")));
+        }
+        if self.lost.load(Ordering::Acquire) {
+            return Err(self.decline(stage, ctx, requested, "the wgpu device was lost"));
+        }
+        Ok(())
+    }
+
+    /// A storage buffer of `bytes` (rounded up to 8, at least 16). Past the
+    /// adapter's buffer limit, or refused for lack of memory: a decline.
+    pub(crate) fn alloc(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<wgpu::Buffer, BackendError> {
+        let size = bytes.max(16).next_multiple_of(8);
+        self.check(FaultSite::Alloc(stage), stage, ctx, size)?;
+        if size > self.max_binding {
+            return Err(self.decline(
+                stage,
+                ctx,
+                size,
+                format!("buffer of {size} bytes exceeds the adapter's {} byte binding limit", self.max_binding),
+            ));
+        }
+        let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
+        self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let validation = pollster::block_on(self.device.pop_error_scope());
+        let oom = pollster::block_on(self.device.pop_error_scope());
+        drop(scopes);
+        if let Some(e) = oom {
+            return Err(self.decline(stage, ctx, size, format!("out of device memory: {e}")));
+        }
+        if let Some(e) = validation {
+            return Err(self.err(stage, ctx, e));
+        }
+        Ok(buf)
+    }
+
+    /// A buffer holding `data` (u64 words, little-endian).
+    pub(crate) fn upload(&self, stage: Stage, ctx: &Ctx, data: &[u64]) -> Result<wgpu::Buffer, BackendError> {
+        let buf = self.alloc(stage, ctx, 8 * data.len() as u64)?;
+        self.write(stage, ctx, &buf, 0, data)?;
+        Ok(buf)
+    }
+
+    /// Writes `data` into `buf` at byte `offset` (queued before the next
+    /// submission, so in order with every later dispatch).
+    pub(crate) fn write(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        buf: &wgpu::Buffer,
+        offset: u64,
+        data: &[u64],
+    ) -> Result<(), BackendError> {
+        self.check(FaultSite::TransferToDevice, stage, ctx, 8 * data.len() as u64)?;
+        if !data.is_empty() {
+            self.queue.write_buffer(buf, offset, bytemuck::cast_slice(data));
+        }
+        Ok(())
+    }
+
+    /// A kernel from WGSL source, compiled once per source text. `writable`
+    /// gives, per binding, whether the kernel writes it.
+    pub(crate) fn kernel(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        source: &str,
+        writable: &[bool],
+    ) -> Result<Arc<Kernel>, BackendError> {
+        let mut cache = self.kernels.lock().map_err(|_| self.err(stage, ctx, "kernel cache lock poisoned"))?;
+        if let Some(k) = cache.get(source) {
+            return Ok(k.clone());
+        }
+        let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
+        self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: None,
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = writable
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| wgpu::BindGroupLayoutEntry {
+                binding: i as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: !w },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let layout =
+            self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
+        let pl = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &[&layout],
+            push_constant_ranges: &[wgpu::PushConstantRange {
+                stages: wgpu::ShaderStages::COMPUTE,
+                range: 0..PC_BYTES,
+            }],
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: Some(&pl),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let error = pollster::block_on(self.device.pop_error_scope());
+        drop(scopes);
+        if let Some(e) = error {
+            return Err(self.err(stage, ctx, format!("kernel does not compile: {e}")));
+        }
+        let k = Arc::new(Kernel { pipeline, layout, bindings: writable.len() });
+        cache.insert(source.to_string(), k.clone());
+        Ok(k)
+    }
+
+    /// Starts recording the work of one operation.
+    pub(crate) fn job<'a>(&'a self, stage: Stage, ctx: &'a Ctx<'a>) -> Job<'a> {
+        let encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        Job { dev: self, stage, ctx, encoder }
+    }
+
+    /// Waits for all submitted work.
+    pub(crate) fn wait(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        self.device.poll(wgpu::PollType::Wait).map_err(|e| self.decline(stage, ctx, 0, format!("device poll: {e}")))?;
+        if self.lost.load(Ordering::Acquire) {
+            return Err(self.decline(stage, ctx, 0, "the wgpu device was lost"));
+        }
+        Ok(())
+    }
+
+    /// Copies `len` u64 words from each (buffer, word offset) to the host,
+    /// concatenated.
+    pub(crate) fn read(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        parts: &[(&wgpu::Buffer, u64, u64)],
+    ) -> Result<Vec<u64>, BackendError> {
+        let total: u64 = parts.iter().map(|p| p.2).sum();
+        self.check(FaultSite::TransferToHost, stage, ctx, 8 * total)?;
+        let mut out = Vec::with_capacity(total as usize);
+        // Staging buffers are capped at the binding limit: large reads go
+        // in pieces.
+        let cap = (self.max_binding / 8).max(1);
+        let mut pending: Vec<(&wgpu::Buffer, u64, u64)> = Vec::new();
+        let mut batch = 0u64;
+        let flush = |pending: &mut Vec<(&wgpu::Buffer, u64, u64)>, out: &mut Vec<u64>| -> Result<(), BackendError> {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let words: u64 = pending.iter().map(|p| p.2).sum();
+            let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("read-back"),
+                size: 8 * words,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            let mut at = 0u64;
+            for &(b, off, len) in pending.iter() {
+                enc.copy_buffer_to_buffer(b, 8 * off, &staging, 8 * at, 8 * len);
+                at += len;
+            }
+            self.queue.submit([enc.finish()]);
+            let slice = staging.slice(..);
+            let done = Arc::new(Mutex::new(None));
+            let d2 = done.clone();
+            slice.map_async(wgpu::MapMode::Read, move |r| {
+                *d2.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            });
+            // Another thread's poll may be the one that runs this callback,
+            // a moment after our own poll returns: wait for it (bounded).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let result = loop {
+                self.wait(stage, ctx)?;
+                if let Some(r) = done.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    break r;
+                }
+                if std::time::Instant::now() > deadline {
+                    return Err(self.err(stage, ctx, "read-back mapping never completed"));
+                }
+                std::thread::yield_now();
+            };
+            if let Err(e) = result {
+                return Err(self.decline(stage, ctx, 8 * words, format!("read-back mapping: {e}")));
+            }
+            out.extend_from_slice(bytemuck::cast_slice::<u8, u64>(&slice.get_mapped_range()));
+            staging.unmap();
+            pending.clear();
+            Ok(())
+        };
+        for &(b, off, len) in parts {
+            let mut done = 0u64;
+            while done < len {
+                let take = (len - done).min(cap - batch);
+                pending.push((b, off + done, take));
+                batch += take;
+                done += take;
+                if batch == cap {
+                    flush(&mut pending, &mut out)?;
+                    batch = 0;
+                }
+            }
+        }
+        flush(&mut pending, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// The recorded work of one operation; `submit` sends it to the queue
+/// inside validation and out-of-memory scopes.
+pub(crate) struct Job<'a> {
+    dev: &'a Device,
+    stage: Stage,
+    ctx: &'a Ctx<'a>,
+    encoder: wgpu::CommandEncoder,
+}
+
+impl Job<'_> {
+    /// Records one dispatch of `k` over `groups` workgroups with the given
+    /// buffers (in binding order) and push constants (at most 32 words).
+    pub(crate) fn dispatch(
+        &mut self,
+        k: &Kernel,
+        buffers: &[&wgpu::Buffer],
+        pc: &[u32],
+        groups: (u32, u32, u32),
+    ) -> Result<(), BackendError> {
+        self.dev.check(FaultSite::Launch(self.stage), self.stage, self.ctx, 0)?;
+        if buffers.len() != k.bindings || pc.len() * 4 > PC_BYTES as usize {
+            return Err(self.dev.err(self.stage, self.ctx, "kernel called with the wrong arguments"));
+        }
+        if groups.0 == 0 || groups.1 == 0 || groups.2 == 0 {
+            return Ok(());
+        }
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+            .collect();
+        let bg = self.dev.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &k.layout,
+            entries: &entries,
+        });
+        let mut words = [0u32; (PC_BYTES / 4) as usize];
+        words[..pc.len()].copy_from_slice(pc);
+        let mut pass =
+            self.encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        pass.set_pipeline(&k.pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.set_push_constants(0, bytemuck::cast_slice(&words));
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+        Ok(())
+    }
+
+    /// Records zeroing `words` u64 of `buf` from word `off`.
+    pub(crate) fn clear(&mut self, buf: &wgpu::Buffer, off: u64, words: u64) {
+        if words > 0 {
+            self.encoder.clear_buffer(buf, 8 * off, Some(8 * words));
+        }
+    }
+
+    /// Submits the recorded work (it runs in order after everything
+    /// submitted before). Does not wait.
+    pub(crate) fn submit(self) -> Result<(), BackendError> {
+        let dev = self.dev;
+        let scopes = dev.scopes.lock().unwrap_or_else(|p| p.into_inner());
+        dev.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        dev.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        dev.queue.submit([self.encoder.finish()]);
+        let validation = pollster::block_on(dev.device.pop_error_scope());
+        let oom = pollster::block_on(dev.device.pop_error_scope());
+        drop(scopes);
+        if let Some(e) = oom {
+            return Err(dev.decline(self.stage, self.ctx, 0, format!("out of device memory: {e}")));
+        }
+        if let Some(e) = validation {
+            return Err(dev.err(self.stage, self.ctx, e));
+        }
+        Ok(())
+    }
+}
+
+/// Workgroup counts for `n` threads of `WG`, as (x, y) within the 65535
+/// per-dimension limit; kernels recover the index as
+/// `(id.y * 65535 + id.x) * WG + local`.
+pub(crate) fn groups_for(n: u64) -> (u32, u32, u32) {
+    let g = n.div_ceil(WG as u64).max(1);
+    if g <= 65535 {
+        (g as u32, 1, 1)
+    } else {
+        (65535, g.div_ceil(65535) as u32, 1)
+    }
+}

@@ -1,0 +1,389 @@
+//! The portable Kiln backend: a [`WgpuBackend`] implementing the `Backend`
+//! trait family of `backend-api` with wgpu compute shaders (WGSL) on
+//! Vulkan, Metal or DX12, giving the reference bytes of `backend-cpu`.
+//!
+//! This crate owns the host side of that path: adapter discovery
+//! ([`probe`]), the device and its queue, buffers that stay on the device
+//! between stages, the WGSL kernels (Goldilocks on 32-bit limbs: WGSL has
+//! no 64-bit multiply-high), the LogUp and composition kernels generated
+//! per constraint system from `backend_api::analysis`, and every stage's
+//! dispatches. No GPU, or no Vulkan loader, is a clean
+//! `BackendError::Unavailable`.
+//!
+//! A matrix is a list of buffers, each holding whole columns, so a matrix
+//! larger than the adapter's largest binding is split rather than refused;
+//! only a single column (or extension column) past that limit is declined.
+//! Device errors become typed results: out of memory (through error
+//! scopes), a lost device and buffer limits are `DeviceDecline`s that
+//! `backend_cpu::Resilient` recovers, at the same fault sites as the CUDA
+//! backend (`backend_api::fault`).
+//!
+//! Knobs, read when a backend is made: `KILN_WGPU_ADAPTER` (index in
+//! [`probe`]'s list), `KILN_WGPU_INT64=1` (64-bit products where the
+//! adapter has `SHADER_INT64`), `KILN_WGPU_MAX_BINDING` (bytes; a smaller
+//! binding limit, to exercise splitting).
+
+mod compose;
+mod deep;
+mod device;
+#[cfg(test)]
+mod field_tests;
+mod fri;
+mod logup;
+mod merkle;
+mod ntt;
+mod shader;
+
+pub use backend_api::fault::FaultInjector;
+pub use device::{probe, AdapterInfo};
+
+use backend_api::fault::FaultSite;
+use backend_api::gate::Permit;
+use backend_api::memory::{stage_bytes, TableDims};
+use backend_api::{
+    validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
+    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result,
+    RowOpening, Stage, F,
+};
+use device::Device;
+use std::sync::Arc;
+
+/// A column-major matrix in device memory (canonical u64 values), as a
+/// list of buffers of `cpb` whole columns each (the last may hold fewer).
+/// `reshape` views share the buffers.
+#[derive(Clone)]
+pub struct WgpuMatrix {
+    bufs: Arc<Vec<wgpu::Buffer>>,
+    height: usize,
+    width: usize,
+    /// Columns per buffer.
+    cpb: usize,
+}
+
+impl DeviceMatrix for WgpuMatrix {
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn width(&self) -> usize {
+        self.width
+    }
+}
+
+impl WgpuMatrix {
+    /// The buffer holding column `c`, and the column's word offset in it.
+    fn locate(&self, c: usize) -> (&wgpu::Buffer, u64) {
+        let b = c / self.cpb;
+        (&self.bufs[b], ((c - b * self.cpb) * self.height) as u64)
+    }
+
+    /// (buffer, first column, columns) for every buffer.
+    fn pieces(&self) -> impl Iterator<Item = (&wgpu::Buffer, usize, usize)> {
+        self.bufs.iter().enumerate().map(|(b, buf)| {
+            let first = b * self.cpb;
+            (buf, first, self.cpb.min(self.width - first))
+        })
+    }
+
+    /// The single buffer of a matrix that must not be split (an extension
+    /// column, a FRI layer).
+    fn single(&self, dev: &Device, stage: Stage, ctx: &Ctx) -> Result<&wgpu::Buffer> {
+        match self.bufs.len() {
+            1 => Ok(&self.bufs[0]),
+            _ => Err(dev.decline(
+                stage,
+                ctx,
+                (8 * self.height * self.width) as u64,
+                format!("a {}x{} matrix exceeds the adapter's binding limit", self.height, self.width),
+            )),
+        }
+    }
+}
+
+/// A Merkle tree in device memory: one buffer per level (leaves first, 4
+/// u64 a digest); the root is also kept on the host.
+pub struct WgpuTree {
+    levels: Vec<wgpu::Buffer>,
+    root: Digest,
+    leaves: usize,
+    hash: HashKind,
+}
+
+impl DeviceTree for WgpuTree {
+    fn root(&self) -> Digest {
+        self.root
+    }
+    fn leaves(&self) -> usize {
+        self.leaves
+    }
+    fn hash(&self) -> HashKind {
+        self.hash
+    }
+}
+
+/// How a [`WgpuBackend`] is made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WgpuConfig {
+    /// Index in [`probe`]'s list (default: `KILN_WGPU_ADAPTER`, else 0, the
+    /// first GPU, else a CPU implementation such as lavapipe).
+    pub adapter: Option<usize>,
+    /// Bind and allocate at most this many bytes per buffer (default: the
+    /// adapter's limits, or `KILN_WGPU_MAX_BINDING`): small values make
+    /// every matrix split across buffers.
+    pub max_binding_bytes: Option<u64>,
+    /// The byte budget of the device's memory gate (default: unlimited;
+    /// wgpu cannot query free memory).
+    pub memory_budget_bytes: Option<u64>,
+    /// Field products through 64-bit shader integers where the adapter has
+    /// them (default: `KILN_WGPU_INT64=1`, else 32-bit limbs everywhere).
+    pub int64: Option<bool>,
+}
+
+/// The wgpu backend on one adapter.
+pub struct WgpuBackend {
+    dev: Device,
+    tw: ntt::TwiddleCache,
+    name: String,
+}
+
+fn env_parse<T: std::str::FromStr>(key: &str) -> Option<T> {
+    std::env::var(key).ok().and_then(|v| v.trim().parse().ok())
+}
+
+impl WgpuBackend {
+    /// Opens the default adapter. `Unavailable` when there is none.
+    pub fn new() -> Result<WgpuBackend> {
+        WgpuBackend::with_config(WgpuConfig::default())
+    }
+
+    pub fn with_config(config: WgpuConfig) -> Result<WgpuBackend> {
+        let settings = device::Settings {
+            adapter: config.adapter.or_else(|| env_parse("KILN_WGPU_ADAPTER")).unwrap_or(0),
+            max_binding_bytes: config.max_binding_bytes.or_else(|| env_parse("KILN_WGPU_MAX_BINDING")),
+            memory_budget_bytes: config.memory_budget_bytes,
+            int64: config.int64.unwrap_or_else(|| std::env::var("KILN_WGPU_INT64").is_ok_and(|v| v == "1")),
+        };
+        let dev = Device::new(&settings)?;
+        Ok(WgpuBackend { dev, tw: ntt::TwiddleCache::default(), name: "wgpu".into() })
+    }
+
+    pub fn adapter(&self) -> &AdapterInfo {
+        &self.dev.info
+    }
+
+    /// Whether field products use 64-bit shader integers.
+    pub fn uses_int64(&self) -> bool {
+        self.dev.int64
+    }
+
+    /// The binding limit this backend splits matrices at, in bytes.
+    pub fn max_binding_bytes(&self) -> u64 {
+        self.dev.max_binding
+    }
+
+    /// The decline sites of this backend (armed by tests under the
+    /// `fault-injection` feature).
+    pub fn faults(&self) -> &FaultInjector {
+        &self.dev.faults
+    }
+
+    /// The memory gate's budget for this device, and the bytes admitted now.
+    pub fn memory_gate(&self) -> (u64, u64) {
+        (self.dev.gate.budget(), self.dev.gate.in_use())
+    }
+
+    /// Waits for all submitted work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.dev.wait(Stage::Download, &Ctx::table("-"))
+    }
+
+    /// Admits `bytes` of `stage`'s work through the memory gate (the
+    /// `Admission` decline site).
+    fn admit_bytes(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<Permit> {
+        self.dev.check(FaultSite::Admission, stage, ctx, bytes)?;
+        self.dev.gate.admit(bytes).map_err(|r| {
+            self.dev.decline(
+                stage,
+                ctx,
+                bytes,
+                format!("memory gate: budget {} bytes, {} admitted to other work", r.budget, r.used),
+            )
+        })
+    }
+
+    fn admit(&self, stage: Stage, ctx: &Ctx, d: TableDims) -> Result<Permit> {
+        self.admit_bytes(stage, ctx, stage_bytes(stage, &d))
+    }
+
+    /// A table shape with `width` main columns.
+    fn dims(log_n: u32, log_blowup: u32, width: usize) -> TableDims {
+        TableDims { log_n, log_blowup, fixed_width: 0, main_width: width as u64, aux_width: 0, parts: 0 }
+    }
+
+    /// Columns per buffer for a `height` x `width` matrix: as many as fit
+    /// the binding limit, a multiple of 3 when at least 3 (so extension
+    /// columns are never split).
+    fn columns_per_buffer(&self, stage: Stage, ctx: &Ctx, height: usize, width: usize) -> Result<usize> {
+        let col_bytes = 8 * height.max(1) as u64;
+        let fit = (self.dev.max_binding / col_bytes) as usize;
+        if fit == 0 {
+            return Err(self.dev.decline(
+                stage,
+                ctx,
+                col_bytes,
+                format!("a column of {height} rows exceeds the adapter's {} byte binding limit", self.dev.max_binding),
+            ));
+        }
+        let fit = if fit >= 3 { fit - fit % 3 } else { fit };
+        Ok(fit.min(width.max(1)))
+    }
+
+    /// An uninitialised `height` x `width` matrix on the device.
+    fn alloc_matrix(&self, stage: Stage, ctx: &Ctx, height: usize, width: usize) -> Result<WgpuMatrix> {
+        let cpb = self.columns_per_buffer(stage, ctx, height, width)?;
+        let mut bufs = Vec::with_capacity(width.div_ceil(cpb));
+        for first in (0..width).step_by(cpb) {
+            let cols = cpb.min(width - first);
+            bufs.push(self.dev.alloc(stage, ctx, (8 * cols * height) as u64)?);
+        }
+        Ok(WgpuMatrix { bufs: Arc::new(bufs), height, width, cpb })
+    }
+
+    /// Uploads u64 words as a small constant buffer.
+    fn upload_u64(&self, stage: Stage, ctx: &Ctx, v: &[u64]) -> Result<wgpu::Buffer> {
+        self.dev.upload(stage, ctx, v)
+    }
+}
+
+fn ext_u64(e: Ext) -> [u64; 3] {
+    [e.0[0].value(), e.0[1].value(), e.0[2].value()]
+}
+
+fn ext_of(v: &[u64]) -> Ext {
+    Ext::new(F::new(v[0]), F::new(v[1]), F::new(v[2]))
+}
+
+/// A u64 as two push-constant words (low first).
+fn words(v: u64) -> [u32; 2] {
+    [v as u32, (v >> 32) as u32]
+}
+
+impl BackendBase for WgpuBackend {
+    type Matrix = WgpuMatrix;
+    type Tree = WgpuTree;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<WgpuMatrix> {
+        let stage = Stage::Upload;
+        let (h, w) = (m.height(), m.width());
+        let _permit = self.admit_bytes(stage, ctx, (8 * h * w) as u64)?;
+        let out = self.alloc_matrix(stage, ctx, h, w)?;
+        let data: &[u64] = bytemuck::cast_slice(m.data());
+        for (buf, first, cols) in out.pieces() {
+            self.dev.write(stage, ctx, buf, 0, &data[first * h..(first + cols) * h])?;
+        }
+        Ok(out)
+    }
+
+    fn download(&self, ctx: &Ctx, m: &WgpuMatrix) -> Result<ColMatrix> {
+        let parts: Vec<(&wgpu::Buffer, u64, u64)> =
+            m.pieces().map(|(b, _, cols)| (b, 0, (cols * m.height) as u64)).collect();
+        let v = self.dev.read(Stage::Download, ctx, &parts)?;
+        Ok(ColMatrix::new(m.width, m.height, v.into_iter().map(F::new).collect()))
+    }
+
+    fn reshape(&self, _ctx: &Ctx, m: &WgpuMatrix, height: usize) -> Result<WgpuMatrix> {
+        validate::reshape(m, height)?;
+        let a = m.height / height;
+        Ok(WgpuMatrix { bufs: m.bufs.clone(), height, width: m.width * a, cpb: m.cpb * a })
+    }
+
+    /// Waits for the queue: wgpu returns freed memory on its own once the
+    /// work that used it has finished.
+    fn drain(&self) -> Result<()> {
+        self.synchronize()
+    }
+}
+
+impl NttOps for WgpuBackend {
+    fn ntt(&self, ctx: &Ctx, coeffs: &WgpuMatrix) -> Result<WgpuMatrix> {
+        self.transform(ctx, coeffs, false)
+    }
+
+    fn intt(&self, ctx: &Ctx, evals: &WgpuMatrix) -> Result<WgpuMatrix> {
+        self.transform(ctx, evals, true)
+    }
+
+    fn coset_lde(&self, ctx: &Ctx, evals: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
+        self.lde(ctx, evals, log_blowup, shift)
+    }
+}
+
+impl MerkleOps for WgpuBackend {
+    fn commit(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<WgpuTree> {
+        self.merkle_commit(ctx, m, hash)
+    }
+
+    fn open(&self, ctx: &Ctx, m: &WgpuMatrix, tree: &WgpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
+        self.merkle_open(ctx, m, tree, rows)
+    }
+}
+
+impl LogUpOps for WgpuBackend {
+    fn logup_aux(&self, ctx: &Ctx, inputs: &LogUpInputs<WgpuMatrix>) -> Result<(WgpuMatrix, Ext)> {
+        self.logup(ctx, inputs)
+    }
+}
+
+impl ComposeOps for WgpuBackend {
+    fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<WgpuMatrix>) -> Result<WgpuMatrix> {
+        self.compose_quotient(ctx, inputs)
+    }
+
+    fn split_quotient(
+        &self,
+        ctx: &Ctx,
+        quotient: &WgpuMatrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<WgpuMatrix> {
+        self.split(ctx, quotient, domain, log_trace_height, parts)
+    }
+}
+
+impl DeepOps for WgpuBackend {
+    fn evaluate_at(&self, ctx: &Ctx, m: &WgpuMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        self.out_of_domain(ctx, m, domain, points)
+    }
+
+    fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<WgpuMatrix>]) -> Result<WgpuMatrix> {
+        self.deep(ctx, domain, points)
+    }
+}
+
+impl FriOps for WgpuBackend {
+    fn fri_fold(
+        &self,
+        ctx: &Ctx,
+        layer: &WgpuMatrix,
+        domain: Coset,
+        log_arity: u32,
+        beta: Ext,
+        roll_in: Option<(&WgpuMatrix, Ext)>,
+    ) -> Result<WgpuMatrix> {
+        self.fold(ctx, layer, domain, log_arity, beta, roll_in)
+    }
+
+    fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
+        self.pow(ctx, hash, seed, bits)
+    }
+}
+
+/// Errors a backend op may give for input that passed validation but that
+/// the arithmetic cannot use (kept out of panics).
+fn invalid(stage: Stage, detail: &str) -> BackendError {
+    BackendError::invalid(stage, detail)
+}

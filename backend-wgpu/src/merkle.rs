@@ -1,0 +1,157 @@
+//! Merkle commitments and openings: leaf digests read each row across all
+//! the buffers of its matrix, then one dispatch per level of inner nodes,
+//! each level in its own buffer; only the root comes back to the host.
+//! Openings gather the rows' values and the paths on the device and read
+//! them back in one transfer.
+
+use crate::device::{groups_for, Kernel};
+use crate::shader;
+use crate::{WgpuBackend, WgpuMatrix, WgpuTree};
+use backend_api::{validate, Ctx, Digest, HashKind, Result, RowOpening, Stage, F};
+use std::sync::Arc;
+
+const NODES: &str = include_str!("shaders/nodes.wgsl");
+const GATHER: &str = include_str!("shaders/gather.wgsl");
+
+fn hash_code(hash: HashKind) -> u32 {
+    match hash {
+        HashKind::Blake3 => 0,
+        HashKind::Keccak256 => 1,
+    }
+}
+
+fn digest_bytes(d: &[u64]) -> Digest {
+    let mut out = [0u8; 32];
+    for (k, w) in d.iter().take(4).enumerate() {
+        out[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// The kernel's source with the hash libraries in front.
+fn with_hashes(body: &str) -> String {
+    format!("{}\n{}\n{body}", shader::BLAKE3, shader::KECCAK)
+}
+
+impl WgpuBackend {
+    fn leaf_kernel(&self, stage: Stage, ctx: &Ctx, buffers: usize) -> Result<Arc<Kernel>> {
+        let nb = buffers as u32;
+        let body = with_hashes(shader::MERKLE)
+            .replace("// READER\n", &shader::reader("m", 0, nb))
+            .replace("@binding(OUT)", &format!("@binding({nb})"));
+        let mut writable = vec![false; buffers];
+        writable.push(true);
+        self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &body, 1), &writable)
+    }
+
+    pub(crate) fn gather_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<Kernel>> {
+        self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, GATHER, 1), &[false, false, true])
+    }
+
+    pub(crate) fn merkle_commit(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<WgpuTree> {
+        let stage = Stage::MerkleCommit;
+        let log_n = validate::commit(m)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, m.width))?;
+        if m.bufs.len() + 1 > self.dev.storage_per_stage as usize {
+            return Err(self.dev.decline(
+                stage,
+                ctx,
+                (8 * m.width * m.height) as u64,
+                format!(
+                    "{} buffers exceed the adapter's {} storage bindings",
+                    m.bufs.len(),
+                    self.dev.storage_per_stage
+                ),
+            ));
+        }
+        let n = m.height;
+        let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
+        let nodes =
+            self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &with_hashes(NODES), 1), &[false, true])?;
+        let mut levels = vec![self.dev.alloc(stage, ctx, 32 * n as u64)?];
+        let mut count = n / 2;
+        while count >= 1 {
+            levels.push(self.dev.alloc(stage, ctx, 32 * count as u64)?);
+            count /= 2;
+        }
+        let h = hash_code(hash);
+        let mut job = self.dev.job(stage, ctx);
+        let mut bufs: Vec<&wgpu::Buffer> = m.bufs.iter().collect();
+        bufs.push(&levels[0]);
+        job.dispatch(&leaf, &bufs, &[n as u32, m.cpb as u32, m.width as u32, h], groups_for(n as u64))?;
+        for l in 1..levels.len() {
+            let count = (n >> l) as u64;
+            job.dispatch(&nodes, &[&levels[l - 1], &levels[l]], &[count as u32, h], groups_for(count))?;
+        }
+        job.submit()?;
+        let root = self.dev.read(stage, ctx, &[(levels.last().expect("a root level"), 0, 4)])?;
+        Ok(WgpuTree { levels, root: digest_bytes(&root), leaves: n, hash })
+    }
+
+    pub(crate) fn merkle_open(
+        &self,
+        ctx: &Ctx,
+        m: &WgpuMatrix,
+        tree: &WgpuTree,
+        rows: &[usize],
+    ) -> Result<Vec<RowOpening>> {
+        let stage = Stage::MerkleOpen;
+        validate::open(m, tree, rows)?;
+        if rows.is_empty() {
+            return Ok(vec![]);
+        }
+        let (h, w) = (m.height, m.width);
+        let depth = tree.levels.len() - 1;
+        // Word indices per source buffer, in output order: values row by
+        // row, then each row's path.
+        let mut sources: Vec<(&wgpu::Buffer, Vec<u32>)> = Vec::new();
+        for (buf, _, cols) in m.pieces() {
+            let mut idx = Vec::with_capacity(rows.len() * cols);
+            for &r in rows {
+                idx.extend((0..cols).map(|c| (c * h + r) as u32));
+            }
+            sources.push((buf, idx));
+        }
+        for (l, level) in tree.levels.iter().take(depth).enumerate() {
+            let idx: Vec<u32> =
+                rows.iter().flat_map(|&r| (0..4).map(move |k| (4 * ((r >> l) ^ 1) + k) as u32)).collect();
+            sources.push((level, idx));
+        }
+        let total: usize = sources.iter().map(|s| s.1.len()).sum();
+        let out = self.dev.alloc(stage, ctx, 8 * total as u64)?;
+        let k = self.gather_kernel(stage, ctx)?;
+        let mut job = self.dev.job(stage, ctx);
+        let mut at = 0usize;
+        let mut idx_bufs = Vec::new();
+        for (src, idx) in &sources {
+            let words: Vec<u64> =
+                idx.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
+            let ib = self.upload_u64(stage, ctx, &words)?;
+            job.dispatch(&k, &[src, &ib, &out], &[idx.len() as u32, at as u32], groups_for(idx.len() as u64))?;
+            at += idx.len();
+            idx_bufs.push(ib);
+        }
+        job.submit()?;
+        let v = self.dev.read(stage, ctx, &[(&out, 0, total as u64)])?;
+        // Unpack: per buffer piece, rows x cols values; then per level,
+        // rows x 4 words.
+        let mut values = vec![vec![F::ZERO; w]; rows.len()];
+        let mut pos = 0;
+        for (_, first, cols) in m.pieces() {
+            for row in values.iter_mut() {
+                for c in 0..cols {
+                    row[first + c] = F::new(v[pos]);
+                    pos += 1;
+                }
+            }
+        }
+        let mut paths = vec![Vec::with_capacity(depth); rows.len()];
+        for _ in 0..depth {
+            for p in paths.iter_mut() {
+                p.push(digest_bytes(&v[pos..pos + 4]));
+                pos += 4;
+            }
+        }
+        Ok(values.into_iter().zip(paths).map(|(values, path)| RowOpening { values, path }).collect())
+    }
+}

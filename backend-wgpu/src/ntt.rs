@@ -1,0 +1,383 @@
+//! NTTs, the coset LDE and the quotient split: radix-2 DIT passes over
+//! workgroup tiles (shaders/ntt.wgsl), per column, one dispatch per
+//! buffer of the matrix.
+//!
+//! The LDE is an inverse transform to natural-order coefficients (1/n
+//! folded into its last store), then a forward transform of the larger
+//! size whose first pass reads each coefficient, multiplied by shift^k,
+//! straight into the position it reaches after the zero-padded levels, so
+//! those levels are skipped.
+
+use crate::device::Device;
+use crate::{invalid, words, WgpuBackend, WgpuMatrix};
+use backend_api::{validate, BackendError, Coset, Ctx, Result, Stage, F};
+use std::sync::{Arc, Mutex};
+
+const TAIL: &str = include_str!("shaders/tail.wgsl");
+
+/// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
+pub(crate) struct Twiddles {
+    pub log: u32,
+    pub fwd: wgpu::Buffer,
+    pub inv: wgpu::Buffer,
+}
+
+#[derive(Default)]
+pub(crate) struct TwiddleCache(Mutex<Option<Arc<Twiddles>>>);
+
+impl TwiddleCache {
+    /// Tables valid for every domain of size up to 2^log.
+    pub(crate) fn get(&self, dev: &Device, stage: Stage, ctx: &Ctx, log: u32) -> Result<Arc<Twiddles>> {
+        let mut g = self.0.lock().map_err(|_| dev.err(stage, ctx, "twiddle lock poisoned"))?;
+        if let Some(t) = g.as_ref().filter(|t| t.log >= log) {
+            return Ok(t.clone());
+        }
+        let log = log.max(12);
+        let half = 1usize << (log - 1);
+        let w = F::two_adic_root(log);
+        let wi = w.inverse().ok_or_else(|| dev.err(stage, ctx, "root of unity is zero"))?;
+        let (mut fwd, mut inv) = (Vec::with_capacity(half), Vec::with_capacity(half));
+        let (mut a, mut b) = (F::ONE, F::ONE);
+        for _ in 0..half {
+            fwd.push(a.value());
+            inv.push(b.value());
+            a *= w;
+            b *= wi;
+        }
+        let t = Arc::new(Twiddles { log, fwd: dev.upload(stage, ctx, &fwd)?, inv: dev.upload(stage, ctx, &inv)? });
+        *g = Some(t.clone());
+        Ok(t)
+    }
+}
+
+/// Splits levels [from, to) into passes (l0, k, c): k levels from l0, in
+/// tiles of 2^c consecutive indices (c <= l0, at most 3), 2^(k+c) <=
+/// 2^tile_log elements a workgroup. A transform with no level still gets
+/// one pass (its load and store).
+pub(crate) fn plan(from: u32, to: u32, tile_log: u32) -> Vec<(u32, u32, u32)> {
+    let mut v = Vec::new();
+    let mut l0 = from;
+    while l0 < to {
+        let c = l0.min(3);
+        let kmax = tile_log - c;
+        let rem = to - l0;
+        let k = rem.div_ceil(rem.div_ceil(kmax));
+        v.push((l0, k, c));
+        l0 += k;
+    }
+    if v.is_empty() {
+        v.push((from, 0, from.min(3)));
+    }
+    v
+}
+
+/// How a transform's first pass reads its input.
+#[derive(Clone, Copy)]
+pub(crate) enum Load<'a> {
+    /// Bit-reversed gather of a whole column (every level runs).
+    Gather { src: &'a wgpu::Buffer, base: u64, stride: u64 },
+    /// Coefficients of a 2^log_src polynomial, times `scale` (and shift^k
+    /// from `twist` tables with `lo_bits` low bits); the levels below
+    /// log_n - log_src are skipped.
+    Expand {
+        src: &'a wgpu::Buffer,
+        base: u64,
+        stride: u64,
+        log_src: u32,
+        scale: F,
+        twist: Option<(&'a wgpu::Buffer, u32)>,
+    },
+}
+
+/// One column range of a transform: `cols` columns of height 2^log_n at
+/// word `dst_base` (stride 2^log_n) of `dst`.
+pub(crate) struct Run<'a> {
+    pub log_n: u32,
+    pub cols: usize,
+    pub load: Load<'a>,
+    pub dst: &'a wgpu::Buffer,
+    pub dst_base: u64,
+    pub inverse_roots: bool,
+    pub store_scale: Option<F>,
+}
+
+impl WgpuBackend {
+    fn ntt_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<crate::device::Kernel>> {
+        let src = crate::shader::kernel(self.dev.int64, crate::shader::NTT, 1 << self.dev.tile_log);
+        self.dev.kernel(stage, ctx, &src, &[false, true, false, false])
+    }
+
+    /// Records every pass of `r` into `job`.
+    pub(crate) fn record(
+        &self,
+        job: &mut crate::device::Job,
+        stage: Stage,
+        ctx: &Ctx,
+        tw: &Twiddles,
+        r: &Run,
+    ) -> Result<()> {
+        if r.cols == 0 {
+            return Ok(());
+        }
+        let k = self.ntt_kernel(stage, ctx)?;
+        let from = match r.load {
+            Load::Gather { .. } => 0,
+            Load::Expand { log_src, .. } => r.log_n - log_src,
+        };
+        let passes = plan(from, r.log_n, self.dev.tile_log);
+        let table = if r.inverse_roots { &tw.inv } else { &tw.fwd };
+        let n = 1u64 << r.log_n;
+        let dummy = &self.dev.dummy;
+        for (idx, &(l0, kk, c)) in passes.iter().enumerate() {
+            let last = idx + 1 == passes.len();
+            let (mode, src, src_base, src_h, log_src, scale, twist) = match (idx, r.load) {
+                (0, Load::Gather { src, base, stride }) => (1, src, base, stride, 0, F::ONE, None),
+                (0, Load::Expand { src, base, stride, log_src, scale, twist }) => {
+                    (2, src, base, stride, log_src, scale, twist)
+                }
+                _ => (0, dummy, 0, 0, 0, F::ONE, None),
+            };
+            let sc = r.store_scale.filter(|_| last);
+            let mut pc = vec![
+                r.log_n,
+                l0,
+                kk,
+                c,
+                mode,
+                log_src,
+                src_h as u32,
+                n as u32,
+                src_base as u32,
+                r.dst_base as u32,
+                tw.log,
+                sc.is_some() as u32,
+            ];
+            pc.extend(words(sc.unwrap_or(F::ONE).value()));
+            pc.extend(words(scale.value()));
+            pc.extend([twist.is_some() as u32, twist.map_or(0, |t| t.1)]);
+            let groups = (n >> (kk + c)) as u32;
+            let tw_buf = twist.map_or(dummy, |t| t.0);
+            // At most 65535 columns a dispatch (workgroups y); the bases
+            // move to each batch's first column.
+            for c0 in (0..r.cols).step_by(65535) {
+                let nc = (r.cols - c0).min(65535);
+                let mut p = pc.clone();
+                p[8] = (src_base + if mode == 0 { 0 } else { c0 as u64 * src_h }) as u32;
+                p[9] = (r.dst_base + c0 as u64 * n) as u32;
+                job.dispatch(&k, &[src, r.dst, table, tw_buf], &p, (groups, nc as u32, 1))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records setting `flag` when any of rows [bound, n) of the three
+    /// columns of `m` is non-zero.
+    #[allow(clippy::too_many_arguments)]
+    fn any_nonzero(
+        &self,
+        job: &mut crate::device::Job,
+        stage: Stage,
+        ctx: &Ctx,
+        m: &wgpu::Buffer,
+        n: usize,
+        bound: usize,
+        flag: &wgpu::Buffer,
+    ) -> Result<()> {
+        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, TAIL, 1), &[false, true])?;
+        let span = 3 * (n - bound) as u64;
+        job.dispatch(&k, &[m, flag], &[n as u32, bound as u32], crate::device::groups_for(span))
+    }
+
+    pub(crate) fn twiddles(&self, stage: Stage, ctx: &Ctx, log: u32) -> Result<Arc<Twiddles>> {
+        self.tw.get(&self.dev, stage, ctx, log)
+    }
+
+    pub(crate) fn transform(&self, ctx: &Ctx, m: &WgpuMatrix, inverse: bool) -> Result<WgpuMatrix> {
+        let stage = if inverse { Stage::InverseNtt } else { Stage::Ntt };
+        let log_n = validate::ntt(stage, m)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, m.width))?;
+        let tw = self.twiddles(stage, ctx, log_n)?;
+        let out = self.alloc_matrix(stage, ctx, m.height, m.width)?;
+        let n = m.height as u64;
+        let scale = inverse.then(|| F::new(n).inverse()).flatten();
+        let mut job = self.dev.job(stage, ctx);
+        for ((src, _, cols), (dst, _, _)) in m.pieces().zip(out.pieces()) {
+            let r = Run {
+                log_n,
+                cols,
+                load: Load::Gather { src, base: 0, stride: n },
+                dst,
+                dst_base: 0,
+                inverse_roots: inverse,
+                store_scale: scale,
+            };
+            self.record(&mut job, stage, ctx, &tw, &r)?;
+        }
+        job.submit()?;
+        Ok(out)
+    }
+
+    /// shift^k for k < 2^log_n as two tables (k's low and high bits), with
+    /// the number of low bits.
+    fn twist_tables(&self, stage: Stage, ctx: &Ctx, shift: F, log_n: u32) -> Result<(wgpu::Buffer, u32)> {
+        let lo_bits = log_n.div_ceil(2);
+        let lo = backend_api::ext::powers(shift, 1 << lo_bits);
+        let hi = backend_api::ext::powers(shift.pow(1u64 << lo_bits), 1 << (log_n - lo_bits));
+        let v: Vec<u64> = lo.iter().chain(&hi).map(|p| p.value()).collect();
+        Ok((self.dev.upload(stage, ctx, &v)?, lo_bits))
+    }
+
+    pub(crate) fn lde(&self, ctx: &Ctx, evals: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
+        let stage = Stage::CosetLde;
+        let log_n = validate::coset_lde(evals, log_blowup, shift)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, evals.width))?;
+        let log_big = log_n + log_blowup;
+        let tw = self.twiddles(stage, ctx, log_big)?;
+        let (n, w) = (evals.height, evals.width);
+        let coeffs = self.alloc_matrix(stage, ctx, n, w)?;
+        let out = self.alloc_matrix(stage, ctx, n << log_blowup, w)?;
+        let (twist, lo_bits) = self.twist_tables(stage, ctx, shift, log_n)?;
+        let n_inv = F::new(n as u64).inverse().ok_or_else(|| invalid(stage, "empty trace"))?;
+        let mut job = self.dev.job(stage, ctx);
+        for ((src, _, cols), (dst, _, _)) in evals.pieces().zip(coeffs.pieces()) {
+            let r = Run {
+                log_n,
+                cols,
+                load: Load::Gather { src, base: 0, stride: n as u64 },
+                dst,
+                dst_base: 0,
+                inverse_roots: true,
+                store_scale: Some(n_inv),
+            };
+            self.record(&mut job, stage, ctx, &tw, &r)?;
+        }
+        for (first, cols) in shared_runs(&coeffs, &out) {
+            let (src, base) = coeffs.locate(first);
+            let (dst, dst_base) = out.locate(first);
+            let twist = Some((&twist, lo_bits));
+            let r = Run {
+                log_n: log_big,
+                cols,
+                load: Load::Expand { src, base, stride: n as u64, log_src: log_n, scale: F::ONE, twist },
+                dst,
+                dst_base,
+                inverse_roots: false,
+                store_scale: None,
+            };
+            self.record(&mut job, stage, ctx, &tw, &r)?;
+        }
+        job.submit()?;
+        Ok(out)
+    }
+
+    pub(crate) fn split(
+        &self,
+        ctx: &Ctx,
+        quotient: &WgpuMatrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<WgpuMatrix> {
+        let stage = Stage::QuotientSplit;
+        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
+        let log_big = domain.log_size;
+        let d = backend_api::memory::TableDims {
+            parts: parts as u64,
+            ..Self::dims(log_trace_height, log_big - log_trace_height, 0)
+        };
+        let _permit = self.admit(stage, ctx, d)?;
+        let big = domain.size();
+        let n = 1usize << log_trace_height;
+        let tw = self.twiddles(stage, ctx, log_big)?;
+        let qbuf = quotient.single(&self.dev, stage, ctx)?;
+        let coeffs = self.alloc_matrix(stage, ctx, big, 3)?;
+        let cbuf = coeffs.single(&self.dev, stage, ctx)?;
+        let big_inv = F::new(big as u64).inverse().ok_or_else(|| invalid(stage, "empty domain"))?;
+        let mut job = self.dev.job(stage, ctx);
+        let r = Run {
+            log_n: log_big,
+            cols: 3,
+            load: Load::Gather { src: qbuf, base: 0, stride: big as u64 },
+            dst: cbuf,
+            dst_base: 0,
+            inverse_roots: true,
+            store_scale: Some(big_inv),
+        };
+        self.record(&mut job, stage, ctx, &tw, &r)?;
+        let bound = parts * n;
+        if bound < big {
+            let flag = self.dev.alloc(stage, ctx, 8)?;
+            job.clear(&flag, 0, 2);
+            self.any_nonzero(&mut job, stage, ctx, cbuf, big, bound, &flag)?;
+            job.submit()?;
+            let f = self.dev.read(stage, ctx, &[(&flag, 0, 1)])?;
+            if f[0] != 0 {
+                return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.to_string(), bound });
+            }
+            job = self.dev.job(stage, ctx);
+        }
+        let out = self.alloc_matrix(stage, ctx, big, 3 * parts)?;
+        let s_inv = domain.shift.inverse().ok_or_else(|| invalid(stage, "coset shift is zero"))?;
+        for j in 0..parts {
+            for coord in 0..3 {
+                let (dst, dst_base) = out.locate(3 * j + coord);
+                let r = Run {
+                    log_n: log_big,
+                    cols: 1,
+                    load: Load::Expand {
+                        src: cbuf,
+                        base: (coord * big + j * n) as u64,
+                        stride: big as u64,
+                        log_src: log_trace_height,
+                        scale: s_inv.pow((j * n) as u64),
+                        twist: None,
+                    },
+                    dst,
+                    dst_base,
+                    inverse_roots: false,
+                    store_scale: None,
+                };
+                self.record(&mut job, stage, ctx, &tw, &r)?;
+            }
+        }
+        job.submit()?;
+        Ok(out)
+    }
+}
+
+/// Maximal runs (first column, count) of columns that lie in one buffer of
+/// `a` and in one buffer of `b`.
+pub(crate) fn shared_runs(a: &WgpuMatrix, b: &WgpuMatrix) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut c = 0;
+    while c < a.width {
+        let end = ((c / a.cpb + 1) * a.cpb).min((c / b.cpb + 1) * b.cpb).min(a.width);
+        out.push((c, end - c));
+        c = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan;
+
+    #[test]
+    fn plans_cover_every_level_once_within_the_tile() {
+        for tile in [9u32, 11] {
+            for from in 0..6u32 {
+                for to in from..=24 {
+                    let p = plan(from, to, tile);
+                    let mut l = from;
+                    for &(l0, k, c) in &p {
+                        assert_eq!(l0, l);
+                        assert!(c <= l0 && k + c <= tile, "{p:?}");
+                        l += k;
+                    }
+                    assert_eq!(l, to.max(from), "{from}..{to}: {p:?}");
+                    assert!(!p.is_empty());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! WGSL sources: the field library in front of every kernel, the 32x32-bit
+//! product variant for the adapter, and the readers that let one kernel
+//! read a matrix split across several buffers.
+
+use std::fmt::Write;
+
+pub(crate) const FIELD: &str = include_str!("shaders/field.wgsl");
+pub(crate) const NTT: &str = include_str!("shaders/ntt.wgsl");
+pub(crate) const MERKLE: &str = include_str!("shaders/merkle.wgsl");
+pub(crate) const BLAKE3: &str = include_str!("shaders/blake3.wgsl");
+pub(crate) const KECCAK: &str = include_str!("shaders/keccak.wgsl");
+pub(crate) const COMMON: &str = include_str!("shaders/common.wgsl");
+
+/// 32x32 -> 64-bit product through 16-bit halves: no WGSL integer type is
+/// wider than 32 bits without `SHADER_INT64`.
+const MUL32_HALVES: &str = "fn mul32(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p10 = a1 * b0;
+    let mid = a0 * b1 + (p00 >> 16u) + (p10 & 0xffffu);
+    return vec2<u32>((mid << 16u) | (p00 & 0xffffu), a1 * b1 + (mid >> 16u) + (p10 >> 16u));
+}
+";
+
+/// The same product with 64-bit shader integers.
+const MUL32_INT64: &str = "fn mul32(a: u32, b: u32) -> vec2<u32> {
+    let p = u64(a) * u64(b);
+    return vec2<u32>(u32(p & 0xfffffffflu), u32(p >> 32u));
+}
+";
+
+/// The field library with the product variant spliced in.
+pub(crate) fn field(int64: bool) -> String {
+    FIELD.replace("// MUL32\n", if int64 { MUL32_INT64 } else { MUL32_HALVES })
+}
+
+/// A complete kernel: field library, then `body` (with `TILE` replaced by
+/// the workgroup tile size and `// COMMON` by the shared helpers).
+pub(crate) fn kernel(int64: bool, body: &str, tile: u32) -> String {
+    let mut s = field(int64);
+    s.push('\n');
+    s.push_str(&body.replace("TILE", &tile.to_string()).replace("// COMMON\n", COMMON));
+    s
+}
+
+/// Bindings `first..first + count` holding the buffers of matrix `name`
+/// (read-only), and `fn ld_{name}(col, row)` reading its element: column
+/// `col` lives in buffer `col / cpb` at word `(col % cpb) * height`, with
+/// `cpb` and `height` given as the push-constant fields `{name}_cpb` and
+/// `{name}_h`.
+pub(crate) fn reader(name: &str, first: u32, count: u32) -> String {
+    let mut s = String::new();
+    for b in 0..count {
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> {name}{b}: array<vec2<u32>>;", first + b);
+    }
+    let _ = writeln!(s, "fn ld_{name}(col: u32, row: u32) -> vec2<u32> {{");
+    if count == 1 {
+        let _ = writeln!(s, "    return {name}0[col * pc.{name}_h + row];\n}}");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "    let b = col / pc.{name}_cpb;\n    let i = (col - b * pc.{name}_cpb) * pc.{name}_h + row;\n    switch b {{"
+    );
+    for b in 0..count - 1 {
+        let _ = writeln!(s, "        case {b}u: {{ return {name}{b}[i]; }}");
+    }
+    let _ = writeln!(s, "        default: {{ return {name}{}[i]; }}\n    }}\n}}", count - 1);
+    s
+}
+
+/// Bindings `first..first + count` holding the buffers of matrix `name`
+/// (writable), and `fn st_{name}(col, row, v)` storing an element (the
+/// layout of [`reader`]).
+pub(crate) fn writer(name: &str, first: u32, count: u32) -> String {
+    let mut s = String::new();
+    for b in 0..count {
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read_write> {name}{b}: array<vec2<u32>>;", first + b);
+    }
+    let _ = writeln!(s, "fn st_{name}(col: u32, row: u32, v: vec2<u32>) {{");
+    let _ = writeln!(
+        s,
+        "    let b = col / pc.{name}_cpb;\n    let i = (col - b * pc.{name}_cpb) * pc.{name}_h + row;\n    switch b {{"
+    );
+    for b in 0..count.saturating_sub(1) {
+        let _ = writeln!(s, "        case {b}u: {{ {name}{b}[i] = v; }}");
+    }
+    let _ = writeln!(s, "        default: {{ {name}{}[i] = v; }}\n    }}\n}}", count.saturating_sub(1));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_switch_over_every_buffer() {
+        let one = reader("m", 0, 1);
+        assert!(one.contains("return m0[col * pc.m_h + row];"));
+        let three = reader("aux", 2, 3);
+        for b in 0..3 {
+            assert!(three.contains(&format!("@binding({}) var<storage, read> aux{b}", 2 + b)));
+        }
+        assert!(three.contains("case 1u: { return aux1[i]; }"));
+        assert!(three.contains("default: { return aux2[i]; }"));
+    }
+
+    #[test]
+    fn the_product_variant_is_spliced_in() {
+        assert!(field(false).contains("fn mul32") && !field(false).contains("u64("));
+        assert!(field(true).contains("u64(a) * u64(b)"));
+    }
+}

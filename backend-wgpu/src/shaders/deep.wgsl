@@ -1,0 +1,120 @@
+// DEEP quotients and out-of-domain evaluation over flattened extension
+// columns (3 base columns each). One module, four entry modes:
+//   0 lincomb:  acc[i] (= or +=) sum_c coeffs[c] * m[c][i] over the
+//               columns of one buffer;
+//   1 accum:    d[i] (= or +=) (acc[i] - value) / (x_i - z);
+//   2 weights:  acc[i] = x_i / (z - x_i) (barycentric weights);
+//   3 partial:  partial[col][slice] = sum over the slice of m[col][i] * acc[i].
+struct Pc {
+    mode: u32,
+    n: u32,
+    log_n: u32,
+    tw_log: u32,
+    accumulate: u32,
+    cols: u32,
+    coeff_base: u32,
+    slices: u32,
+    z: E3w,
+    v: E3w,
+    shift: vec2<u32>,
+    m_base: u32,
+}
+
+struct E3w {
+    a: vec2<u32>,
+    b: vec2<u32>,
+    c: vec2<u32>,
+}
+
+var<push_constant> pc: Pc;
+@group(0) @binding(0) var<storage, read> m: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> coeffs: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> tw: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read_write> acc: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> d: array<vec2<u32>>;
+
+// COMMON
+
+var<workgroup> red: array<E3, 256>;
+
+fn ld3(i: u32) -> E3 {
+    return E3(acc[i], acc[pc.n + i], acc[2u * pc.n + i]);
+}
+
+fn st3(buf: u32, i: u32, v: E3) {
+    if (buf == 0u) {
+        acc[i] = v.a;
+        acc[pc.n + i] = v.b;
+        acc[2u * pc.n + i] = v.c;
+    } else {
+        d[i] = v.a;
+        d[pc.n + i] = v.b;
+        d[2u * pc.n + i] = v.c;
+    }
+}
+
+fn x_at(i: u32) -> vec2<u32> {
+    return f_mul(pc.shift, root_pow(pc.log_n, i));
+}
+
+fn partial(wid: vec3<u32>, tid: u32) {
+    let col = wid.y;
+    let per = (pc.n + pc.slices - 1u) / pc.slices;
+    let lo = wid.x * per;
+    let hi = min(lo + per, pc.n);
+    var s = e_zero();
+    for (var i = lo + tid; i < hi; i += 256u) {
+        s = e_add(s, e_mul_base(ld3(i), m[pc.m_base + col * pc.n + i]));
+    }
+    red[tid] = s;
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k >>= 1u) {
+        if (tid < k) {
+            red[tid] = e_add(red[tid], red[tid + k]);
+        }
+        workgroupBarrier();
+    }
+    if (tid == 0u) {
+        let o = 3u * (col * pc.slices + wid.x);
+        d[o] = red[0].a;
+        d[o + 1u] = red[0].b;
+        d[o + 2u] = red[0].c;
+    }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+    if (pc.mode == 3u) {
+        partial(wid, tid);
+        return;
+    }
+    let i = (wid.y * 65535u + wid.x) * 256u + tid;
+    if (i >= pc.n) {
+        return;
+    }
+    if (pc.mode == 0u) {
+        var s = e_zero();
+        if (pc.accumulate == 1u) {
+            s = ld3(i);
+        }
+        for (var c = 0u; c < pc.cols; c++) {
+            let o = 3u * (pc.coeff_base + c);
+            let k = E3(coeffs[o], coeffs[o + 1u], coeffs[o + 2u]);
+            s = e_add(s, e_mul_base(k, m[pc.m_base + c * pc.n + i]));
+        }
+        st3(0u, i, s);
+    } else if (pc.mode == 1u) {
+        let x = x_at(i);
+        let den = E3(f_sub(x, pc.z.a), f_neg(pc.z.b), f_neg(pc.z.c));
+        let num = e_sub(ld3(i), E3(pc.v.a, pc.v.b, pc.v.c));
+        var q = e_mul(num, e_inv(den));
+        if (pc.accumulate == 1u) {
+            q = e_add(q, E3(d[i], d[pc.n + i], d[2u * pc.n + i]));
+        }
+        st3(1u, i, q);
+    } else {
+        let x = x_at(i);
+        let den = E3(f_sub(pc.z.a, x), pc.z.b, pc.z.c);
+        st3(0u, i, e_mul_base(e_inv(den), x));
+    }
+}

@@ -1,0 +1,183 @@
+// Goldilocks p = 2^64 - 2^32 + 1 on two u32 limbs (x: low word, y: high
+// word), and its cubic extension X^3 = 2. WGSL has no 64-bit integers and
+// no multiply-high, so products go through 16-bit halves (or u64 where the
+// INT64 variant of `mul32` is spliced in). Every value kept in memory is
+// canonical, so results are bit-identical to the host reference.
+
+fn b2u(b: bool) -> u32 {
+    return select(0u, 1u, b);
+}
+
+fn f_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    let hi1 = a.y + b.y;
+    let hi = hi1 + b2u(lo < a.x);
+    if (hi1 < a.y || hi < hi1) {
+        // Wrapped past 2^64: add 2^64 - p = 2^32 - 1 (the result is < p).
+        return vec2<u32>(lo - 1u, hi + b2u(lo != 0u));
+    }
+    if (hi == 0xffffffffu && lo != 0u) {
+        return vec2<u32>(lo - 1u, 0u);
+    }
+    return vec2<u32>(lo, hi);
+}
+
+fn f_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let bw = a.x < b.x;
+    let lo = a.x - b.x;
+    let hi = a.y - b.y - b2u(bw);
+    if (a.y < b.y || (a.y == b.y && bw)) {
+        // Borrowed 2^64: subtract 2^32 - 1 to add p back.
+        return vec2<u32>(lo + 1u, hi - b2u(lo != 0xffffffffu));
+    }
+    return vec2<u32>(lo, hi);
+}
+
+fn f_neg(a: vec2<u32>) -> vec2<u32> {
+    return f_sub(vec2<u32>(0u, 0u), a);
+}
+
+fn f_dbl(a: vec2<u32>) -> vec2<u32> {
+    return f_add(a, a);
+}
+
+// MUL32
+
+// Reduces the 128-bit value (r0, r1, r2, r3) (low word first) mod p:
+// 2^64 = 2^32 - 1 and 2^96 = -1.
+fn f_reduce(r0: u32, r1: u32, r2: u32, r3: u32) -> vec2<u32> {
+    // t0 = (r0, r1) - r3, adding p back on a borrow.
+    let bx = r0 < r3;
+    var t0 = vec2<u32>(r0 - r3, r1 - b2u(bx));
+    if (r1 == 0u && bx) {
+        t0 = vec2<u32>(t0.x + 1u, t0.y - b2u(t0.x != 0xffffffffu));
+    }
+    // t1 = r2 * (2^32 - 1).
+    var t1 = vec2<u32>(0u, 0u);
+    if (r2 != 0u) {
+        t1 = vec2<u32>(0u - r2, r2 - 1u);
+    }
+    let lo = t0.x + t1.x;
+    let hi1 = t0.y + t1.y;
+    let hi = hi1 + b2u(lo < t0.x);
+    if (hi1 < t0.y || hi < hi1) {
+        return vec2<u32>(lo - 1u, hi + b2u(lo != 0u));
+    }
+    if (hi == 0xffffffffu && lo != 0u) {
+        return vec2<u32>(lo - 1u, 0u);
+    }
+    return vec2<u32>(lo, hi);
+}
+
+fn f_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let ll = mul32(a.x, b.x);
+    let lh = mul32(a.x, b.y);
+    let hl = mul32(a.y, b.x);
+    let hh = mul32(a.y, b.y);
+    let s1 = ll.y + lh.x;
+    let r1 = s1 + hl.x;
+    let c1 = b2u(s1 < ll.y) + b2u(r1 < s1);
+    let s2 = lh.y + hl.y;
+    let s3 = s2 + hh.x;
+    let r2 = s3 + c1;
+    let c2 = b2u(s2 < lh.y) + b2u(s3 < s2) + b2u(r2 < s3);
+    return f_reduce(ll.x, r1, r2, hh.y + c2);
+}
+
+fn f_sqr(a: vec2<u32>) -> vec2<u32> {
+    return f_mul(a, a);
+}
+
+fn f_is_zero(a: vec2<u32>) -> bool {
+    return a.x == 0u && a.y == 0u;
+}
+
+// a^(p-2) with p - 2 = 0xFFFFFFFE_FFFFFFFF: h = a^(2^32 - 2) from 31
+// squarings, then h^(2^32) * h * a. Zero maps to zero.
+fn f_inv(a: vec2<u32>) -> vec2<u32> {
+    var u = a;
+    for (var i = 0u; i < 30u; i++) {
+        u = f_mul(f_sqr(u), a);
+    }
+    let h = f_sqr(u);
+    let t = f_mul(h, a);
+    var acc = h;
+    for (var i = 0u; i < 32u; i++) {
+        acc = f_sqr(acc);
+    }
+    return f_mul(acc, t);
+}
+
+fn f_one() -> vec2<u32> {
+    return vec2<u32>(1u, 0u);
+}
+
+fn brev(i: u32, bits: u32) -> u32 {
+    if (bits == 0u) {
+        return 0u;
+    }
+    return reverseBits(i) >> (32u - bits);
+}
+
+struct E3 {
+    a: vec2<u32>,
+    b: vec2<u32>,
+    c: vec2<u32>,
+}
+
+fn e_make(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> E3 {
+    return E3(a, b, c);
+}
+
+fn e_zero() -> E3 {
+    return E3(vec2<u32>(0u, 0u), vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
+}
+
+fn e_base(x: vec2<u32>) -> E3 {
+    return E3(x, vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
+}
+
+fn e_add(x: E3, y: E3) -> E3 {
+    return E3(f_add(x.a, y.a), f_add(x.b, y.b), f_add(x.c, y.c));
+}
+
+fn e_sub(x: E3, y: E3) -> E3 {
+    return E3(f_sub(x.a, y.a), f_sub(x.b, y.b), f_sub(x.c, y.c));
+}
+
+fn e_neg(x: E3) -> E3 {
+    return E3(f_neg(x.a), f_neg(x.b), f_neg(x.c));
+}
+
+fn e_mul_base(x: E3, s: vec2<u32>) -> E3 {
+    return E3(f_mul(x.a, s), f_mul(x.b, s), f_mul(x.c, s));
+}
+
+fn e_add_base(x: E3, s: vec2<u32>) -> E3 {
+    return E3(f_add(x.a, s), x.b, x.c);
+}
+
+fn e_sub_base(x: E3, s: vec2<u32>) -> E3 {
+    return E3(f_sub(x.a, s), x.b, x.c);
+}
+
+fn base_sub_e(s: vec2<u32>, y: E3) -> E3 {
+    return E3(f_sub(s, y.a), f_neg(y.b), f_neg(y.c));
+}
+
+fn e_mul(x: E3, y: E3) -> E3 {
+    let c0 = f_add(f_mul(x.a, y.a), f_dbl(f_add(f_mul(x.b, y.c), f_mul(x.c, y.b))));
+    let c1 = f_add(f_add(f_mul(x.a, y.b), f_mul(x.b, y.a)), f_dbl(f_mul(x.c, y.c)));
+    let c2 = f_add(f_add(f_mul(x.a, y.c), f_mul(x.b, y.b)), f_mul(x.c, y.a));
+    return E3(c0, c1, c2);
+}
+
+// Inverse through the norm; zero maps to zero.
+fn e_inv(x: E3) -> E3 {
+    let t0 = f_sub(f_sqr(x.a), f_dbl(f_mul(x.b, x.c)));
+    let t1 = f_sub(f_dbl(f_sqr(x.c)), f_mul(x.a, x.b));
+    let t2 = f_sub(f_sqr(x.b), f_mul(x.a, x.c));
+    let norm = f_add(f_mul(x.a, t0), f_dbl(f_add(f_mul(x.c, t1), f_mul(x.b, t2))));
+    let inv = f_inv(norm);
+    return E3(f_mul(t0, inv), f_mul(t1, inv), f_mul(t2, inv));
+}
