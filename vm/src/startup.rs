@@ -2,12 +2,14 @@
 //!
 //! With a GPU backend in the build, the device is opened (for CUDA also
 //! the statement's generated kernels compiled or read from the kernel
-//! cache, and the pinned staging taken) on another thread, started before
-//! execution, so start-up hides behind execution and trace generation.
-//! `--backend auto` chooses once the run's size is known: for runs of at
-//! least [`AUTO_GPU_MIN_CYCLES`] cycles a usable CUDA device, else a wgpu
-//! adapter on a real GPU (a CPU implementation of Vulkan such as lavapipe
-//! is slower than the CPU backend), else the CPU, and says why.
+//! cache, and the pinned staging taken) on another thread: for `--backend
+//! cuda` or `wgpu` started before execution, so start-up hides behind
+//! execution and trace generation; for `--backend auto` once the run's
+//! size is known, and only for runs of at least [`AUTO_GPU_MIN_CYCLES`]
+//! cycles (a start-up thread slows a short CPU prove and its exit). Then
+//! auto takes a usable CUDA device, else a wgpu adapter on a real GPU (a
+//! CPU implementation of Vulkan such as lavapipe is slower than the CPU
+//! backend), else the CPU, and says why.
 
 use crate::BackendChoice;
 use backend_api::F;
@@ -19,11 +21,18 @@ use vm::Program;
 use vm::VmMachine;
 
 /// The smallest run (in cycles) `--backend auto` proves on a GPU. Below it
-/// the CPU finishes first: opening a device (~0.2 s) is not hidden by a
-/// short run, and small tables leave the GPU idle. Measured on the H200
-/// host, CPU against CUDA over runs of 2^10 to 2^20 cycles
-/// (docs/gpu/RESULTS.md, "auto crossover").
-pub const AUTO_GPU_MIN_CYCLES: u64 = 1 << 16;
+/// the CPU finishes first: opening a device (~0.3 s) is not hidden by a
+/// short run, and small tables leave the GPU idle. On the H200 host (16
+/// cores) the whole `kiln prove` took 0.51 s on the CPU and 0.57 s on CUDA
+/// at 2^18 cycles, 0.96 s and 0.57 s at 2^19 (docs/gpu/RESULTS.md, section
+/// 6, "auto crossover"); the lines cross near 300,000.
+pub const AUTO_GPU_MIN_CYCLES: u64 = 300_000;
+
+/// [`AUTO_GPU_MIN_CYCLES`], or the crossover measured on this machine
+/// (`KILN_AUTO_GPU_MIN_CYCLES`).
+fn auto_gpu_min_cycles() -> u64 {
+    std::env::var("KILN_AUTO_GPU_MIN_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(AUTO_GPU_MIN_CYCLES)
+}
 
 /// The backend a prove runs on.
 pub enum Chosen {
@@ -52,6 +61,11 @@ type GpuThread = std::thread::JoinHandle<Result<(Chosen, DeviceStart), String>>;
 /// A backend being made ready.
 pub struct Starting {
     choice: BackendChoice,
+    /// The statement's program and inputs, to start a device for `auto`.
+    #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+    program: Program,
+    #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+    inputs: Vec<F>,
     #[cfg(any(feature = "cuda", feature = "wgpu"))]
     gpu: Option<GpuThread>,
 }
@@ -73,12 +87,15 @@ impl Starting {
             BackendChoice::Wgpu => return Err(NO_WGPU_BUILD.into()),
             _ => {}
         }
+        let named = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
         #[cfg(any(feature = "cuda", feature = "wgpu"))]
-        let gpu = (choice != BackendChoice::Cpu).then(|| start_gpu(choice, VmMachine::new(program, inputs, &[])));
+        let gpu = named.then(|| start_gpu(choice, VmMachine::new(program, inputs, &[])));
         #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
-        let _ = (program, inputs);
+        let _ = named;
         Ok(Starting {
             choice,
+            program: program.clone(),
+            inputs: inputs.to_vec(),
             #[cfg(any(feature = "cuda", feature = "wgpu"))]
             gpu,
         })
@@ -94,8 +111,9 @@ impl Starting {
             BackendChoice::Auto if !cfg!(any(feature = "cuda", feature = "wgpu")) => {
                 cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda or wgpu)".into()))
             }
-            BackendChoice::Auto if cycles < AUTO_GPU_MIN_CYCLES => {
-                cpu(Some(format!("auto: {cycles} cycles, below the {AUTO_GPU_MIN_CYCLES} where a GPU is faster")))
+            BackendChoice::Auto if cycles < auto_gpu_min_cycles() => {
+                let min = auto_gpu_min_cycles();
+                cpu(Some(format!("auto: {cycles} cycles, below the {min} where a GPU is faster")))
             }
             _ => self.join_gpu(),
         }
@@ -104,11 +122,13 @@ impl Starting {
     #[cfg(any(feature = "cuda", feature = "wgpu"))]
     fn join_gpu(self) -> Result<(Chosen, Option<DeviceStart>, Duration), String> {
         let t0 = Instant::now();
-        let Some(thread) = self.gpu else { return Err("no device was started".into()) };
+        let choice = self.choice;
+        let (program, inputs) = (&self.program, &self.inputs);
+        let thread = self.gpu.unwrap_or_else(|| start_gpu(choice, VmMachine::new(program, inputs, &[])));
         let ready = thread.join().unwrap_or_else(|_| Err("the device start-up thread panicked".into()));
         match ready {
             Ok((chosen, start)) => Ok((chosen, Some(start), t0.elapsed())),
-            Err(e) if self.choice == BackendChoice::Auto => {
+            Err(e) if choice == BackendChoice::Auto => {
                 Ok((Chosen::Cpu(Some(format!("auto: no usable GPU: {e}"))), None, t0.elapsed()))
             }
             Err(e) => Err(e),

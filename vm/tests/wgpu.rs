@@ -77,11 +77,17 @@ fn no_adapter_is_a_clean_unavailable() {
     let out = run(&["devices"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("wgpu  unavailable"), "{text}");
-    // auto considers a GPU only for runs past the crossover (chain runs
-    // 4n + 8 cycles): with no adapter it falls back to the CPU and says why.
-    let chain = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/chain.kasm");
+    // auto considers a GPU only for runs past the crossover, here every
+    // run: with no adapter it falls back to the CPU and says why.
     let fast = ["--blowup", "2", "--grinding", "0", "--queries", "8", "--json"];
-    let out = run(&[&["prove", chain, "--input", "16384,3"][..], &fast].concat());
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([&["prove", "--input", "5"][..], &fast].concat())
+        .current_dir(dir.path())
+        .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+        .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+        .env("KILN_AUTO_GPU_MIN_CYCLES", "0")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let backend = v["backend"].as_str().unwrap();

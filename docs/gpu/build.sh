@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds, on a machine with a Rust toolchain, everything the GPU scripts run
+# into .gpu-bin (release, stripped; git-ignored): the kiln CLI with CUDA
+# and wgpu, the benches, the CUDA backend's GPU tests, both GPU conformance
+# suites, and Debian's Vulkan loader (the GPU machine has the NVIDIA ICD
+# but no loader). Carry .gpu-bin with the device tool's `carry`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=.gpu-bin
+rm -rf "$B" && mkdir -p "$B"
+git rev-parse --short HEAD > "$B/commit"
+cargo build --release -p vm --features cuda,wgpu
+cargo build --release -p backend-cuda --example cuda_bench
+cargo build --release -p benches --features cuda,wgpu --example prove_vm --example compose_kernels --example gpu_stages
+cp target/release/kiln target/release/examples/{cuda_bench,prove_vm,compose_kernels,gpu_stages} "$B/"
+# Test binaries: `name path` for every test target the cargo call builds.
+tests() {
+    cargo test --release "$@" --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["target"]["name"], m["executable"])'
+}
+tests -p backend-cuda --features fault-injection | while read -r n e; do cp "$e" "$B/$n"; done
+tests -p conformance --features cuda --test cuda | while read -r n e; do cp "$e" "$B/conformance_cuda"; done
+tests -p conformance --features wgpu --test wgpu | while read -r n e; do cp "$e" "$B/conformance-wgpu"; done
+strip "$B"/* 2>/dev/null || true
+(cd /tmp && rm -rf vk libvulkan1_*.deb && apt-get download libvulkan1 >/dev/null && dpkg-deb -x libvulkan1_*.deb vk)
+cp -L /tmp/vk/usr/lib/x86_64-linux-gnu/libvulkan.so.1 "$B/"
+du -sh "$B"; ls "$B"
