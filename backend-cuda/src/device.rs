@@ -3,6 +3,7 @@
 
 use crate::gate::Gate;
 use crate::nvrtc::{self, Target};
+use crate::{ComposeKernel, CudaConfig};
 use backend_api::fault::{FaultInjector, FaultSite};
 use backend_api::{BackendError, Ctx, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
@@ -127,12 +128,12 @@ pub(crate) struct Device {
     pub(crate) functions: HashMap<&'static str, CudaFunction>,
     pub(crate) ntt_tile_log: u32,
     /// Butterfly levels per shared-memory round trip, as a radix: 4 (two
-    /// levels in registers) or 2 (`KILN_CUDA_NTT_RADIX=2`).
+    /// levels in registers) or 2.
     pub(crate) ntt_radix: u32,
-    /// Coalesced first pass of natural-order transforms (`KILN_CUDA_NTT_LANES=0` turns it off).
+    /// Coalesced first pass of natural-order transforms.
     pub(crate) ntt_lanes: bool,
-    /// Most threads of an NTT block (`KILN_CUDA_NTT_THREADS`, 64..=1024;
-    /// 256 measured fastest on the H200, docs/gpu/logs/ntt-tuning.log).
+    /// Most threads of an NTT block (64..=1024; 256 measured fastest on
+    /// the H200, docs/gpu/logs/ntt-tuning.log).
     pub(crate) ntt_threads: u32,
     /// Two pinned buffers: uploads fill one while the other is in flight.
     staging: Mutex<Vec<PinnedHostSlice<u64>>>,
@@ -141,20 +142,16 @@ pub(crate) struct Device {
 
 impl Device {
     /// Opens the device and compiles (or loads from the disk cache) its
-    /// kernels, the interpreter's only when `with_interpreter`.
-    pub(crate) fn new(
-        ordinal: usize,
-        pool_limit_bytes: Option<u64>,
-        memory_budget_bytes: Option<u64>,
-        with_interpreter: bool,
-    ) -> Result<Arc<Device>, BackendError> {
+    /// kernels, the interpreter's only when the configuration selects it.
+    pub(crate) fn new(ordinal: usize, config: &CudaConfig) -> Result<Arc<Device>, BackendError> {
+        let with_interpreter = config.compose == ComposeKernel::Interpreted;
         check_libraries()?;
         let ctx = CudaContext::new(ordinal).map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
         let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;
         let stream = ctx.new_stream().map_err(|e| unavailable("stream creation", e))?;
         // Keep freed blocks in the stream-ordered pool instead of returning
         // them to the driver at every synchronization (drain trims it).
-        let (pool, own_pool) = match pool_limit_bytes {
+        let (pool, own_pool) = match config.pool_limit_bytes {
             None => {
                 // SAFETY: the device handle comes from the live context.
                 let p = unsafe { result::device::get_default_mem_pool(ctx.cu_device()) }
@@ -186,7 +183,7 @@ impl Device {
             );
         }
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
-        let gate = Gate::for_ordinal(ordinal, memory_budget_bytes, free_now);
+        let gate = Gate::for_ordinal(ordinal, config.memory_budget_bytes, free_now);
         let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
         let modules: Vec<&kernels_cuda::Module> =
             kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();
@@ -202,12 +199,9 @@ impl Device {
                 functions.insert(*k, f);
             }
         }
-        // Largest NTT tile: 2^13 elements (64 KiB of shared memory) where
-        // the device allows it; `KILN_CUDA_NTT_TILE_LOG` (10..=13) overrides.
-        let wanted = std::env::var("KILN_CUDA_NTT_TILE_LOG")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map_or(NTT_TILE_LOG_MAX, |v| v.clamp(10, NTT_TILE_LOG_MAX));
+        // Largest NTT tile: up to 2^13 elements (64 KiB of shared memory)
+        // where the device allows it.
+        let wanted = config.ntt.tile_log.clamp(10, NTT_TILE_LOG_MAX);
         let mut ntt_tile_log = wanted.min(12);
         if let Some(f) = functions.get("ntt_pass") {
             // SAFETY: a live function handle.
@@ -232,12 +226,9 @@ impl Device {
             info,
             functions,
             ntt_tile_log,
-            ntt_radix: if std::env::var("KILN_CUDA_NTT_RADIX").is_ok_and(|v| v == "2") { 2 } else { 4 },
-            ntt_lanes: std::env::var("KILN_CUDA_NTT_LANES").map_or(true, |v| v != "0"),
-            ntt_threads: std::env::var("KILN_CUDA_NTT_THREADS")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .map_or(256, |v| v.clamp(64, 1024).next_power_of_two()),
+            ntt_radix: if config.ntt.radix == 2 { 2 } else { 4 },
+            ntt_lanes: config.ntt.lanes,
+            ntt_threads: config.ntt.threads.clamp(64, 1024).next_power_of_two(),
             staging: Mutex::new(Vec::new()),
             generated: Mutex::new(HashMap::new()),
         }))

@@ -44,7 +44,9 @@ fn run() -> Result<(), String> {
     // The device first: without one, fail before spending the CPU half.
     #[cfg(feature = "cuda")]
     let gpu = backend_cpu::Resilient::new(
-        backend_cuda::CudaBackend::new(0).map_err(|e| format!("no usable CUDA device: {e}"))?,
+        backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string()).and_then(|c| {
+            backend_cuda::CudaBackend::with_config(0, c).map_err(|e| format!("no usable CUDA device: {e}"))
+        })?,
         backend_cpu::RecoveryPolicy::default(),
     );
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -386,15 +386,15 @@ fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
         BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
         BackendChoice::Wgpu => Err("the wgpu backend is not available in this release (backends: cpu, cuda)".into()),
         #[cfg(feature = "cuda")]
-        BackendChoice::Cuda => backend_cuda::CudaBackend::new(0)
-            .map(Chosen::Cuda)
-            .map_err(|e| format!("the cuda backend cannot run here: {e}")),
+        BackendChoice::Cuda => {
+            open_cuda(0).map(Chosen::Cuda).map_err(|e| format!("the cuda backend cannot run here: {e}"))
+        }
         #[cfg(not(feature = "cuda"))]
         BackendChoice::Cuda => Err("the cuda backend is not in this build (rebuild with --features cuda)".into()),
         // A usable GPU wins; otherwise the CPU, which is always there, and
         // the options line says why.
         #[cfg(feature = "cuda")]
-        BackendChoice::Auto => Ok(backend_cuda::CudaBackend::new(0)
+        BackendChoice::Auto => Ok(open_cuda(0)
             .map(Chosen::Cuda)
             .unwrap_or_else(|e| Chosen::Cpu(Some(format!("auto: no usable CUDA device: {e}"))))),
         #[cfg(not(feature = "cuda"))]
@@ -402,6 +402,15 @@ fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
             Ok(Chosen::Cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda)".into())))
         }
     }
+}
+
+/// The CUDA backend on device `ordinal`, tuned by the `KILN_CUDA_*`
+/// variables (the backend itself reads no environment).
+#[cfg(feature = "cuda")]
+fn open_cuda(ordinal: usize) -> Result<backend_cuda::CudaBackend, backend_api::BackendError> {
+    let config =
+        backend_cuda::CudaConfig::from_env().map_err(|e| backend_api::BackendError::Unavailable(e.to_string()))?;
+    backend_cuda::CudaBackend::with_config(ordinal, config)
 }
 
 /// One prove's inputs, shared by every backend choice.
