@@ -23,8 +23,8 @@
 
 use crate::{CpuBackend, CpuMatrix, CpuTree};
 use backend_api::{
-    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceTree, Digest, HashKind, MerkleOps, Op,
-    OpHook, Out, Result, Stage,
+    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane,
+    MerkleOps, Op, OpHook, Out, Reservation, Result, Stage,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -402,5 +402,9 @@ impl<B: Backend> OpHook for Resilient<B> {
 
     fn drain(&self) -> Result<()> {
         self.device.drain()
+    }
+
+    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        self.device.reserve(lanes, set)
     }
 }
