@@ -1,9 +1,14 @@
-//! `BackendBase`: transfers, reshape views, drain, and the gather the
-//! openings and out-of-domain values read through.
+//! `BackendBase`: transfers, reshape views, drain, a proof's reservation
+//! on the memory gate, and the gather the openings and out-of-domain
+//! values read through.
 
+use crate::device::Device;
+use crate::gate::Claim;
 use crate::{CudaBackend, CudaMatrix, CudaTree};
-use backend_api::memory::{matrix_bytes, stage_bytes};
-use backend_api::{validate, BackendBase, ColMatrix, Ctx, Result, Stage, F};
+use backend_api::fault::FaultSite;
+use backend_api::memory::matrix_bytes;
+use backend_api::{validate, BackendBase, ColMatrix, Ctx, DeviceSet, Lane, Reservation, Result, Stage, F};
+use std::sync::Arc;
 
 impl BackendBase for CudaBackend {
     type Matrix = CudaMatrix;
@@ -14,13 +19,8 @@ impl BackendBase for CudaBackend {
     }
 
     fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<CudaMatrix> {
-        let (h, w) = (m.height(), m.width());
-        let bytes = if h.is_power_of_two() {
-            stage_bytes(Stage::Upload, &Self::dims(h.trailing_zeros(), 0, w))
-        } else {
-            matrix_bytes(h as u64, w as u64)
-        };
-        let _permit = self.admit_bytes(Stage::Upload, ctx, bytes)?;
+        let bytes = matrix_bytes(m.height() as u64, m.width() as u64);
+        let _permit = self.admit_with(Stage::Upload, ctx, 0, bytes)?;
         let data: &[u64] = bytemuck::cast_slice(m.data());
         let b = self.upload_u64(Stage::Upload, ctx, data)?;
         Ok(self.matrix(b, m.height(), m.width()))
@@ -41,6 +41,36 @@ impl BackendBase for CudaBackend {
     /// Synchronizes the stream and trims the stream-ordered pool to zero.
     fn drain(&self) -> Result<()> {
         self.dev.drain()
+    }
+
+    /// Admits the proof's device set through this device's memory gate (the
+    /// `Admission` decline site): heaviest first, alone when larger than
+    /// the budget, declined after `CudaConfig::admission_timeout`.
+    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let (stage, ctx, bytes) = (Stage::Upload, Ctx::table("all"), set.bytes());
+        self.dev.check(FaultSite::Admission, stage, &ctx, bytes)?;
+        let claim = self.dev.gate.claim(set.resident(), set.transient(), self.dev.admission_timeout).map_err(|r| {
+            let reason = format!(
+                "memory gate: a proof of {bytes} bytes was not admitted in {:.1?} (budget {}, {} held)",
+                r.waited, r.budget, r.held
+            );
+            self.dev.decline(stage, &ctx, bytes, reason)
+        })?;
+        self.dev.claim_lanes(lanes, &claim);
+        Ok(Reservation::held(bytes, Box::new(Reserved { dev: self.dev.clone(), lanes: lanes.to_vec(), _claim: claim })))
+    }
+}
+
+/// A proof's claim while its reservation lives: its lanes map to it.
+struct Reserved {
+    dev: Arc<Device>,
+    lanes: Vec<Lane>,
+    _claim: Arc<Claim>,
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        self.dev.release_lanes(&self.lanes);
     }
 }
 

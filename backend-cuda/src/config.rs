@@ -4,6 +4,7 @@
 //! when they want the `KILN_CUDA_*` variables to apply.
 
 use std::fmt;
+use std::time::Duration;
 
 /// The composition kernel: generated per constraint system and compiled by
 /// NVRTC (the default: faster on every AIR measured, see the `compose`
@@ -46,10 +47,10 @@ impl Default for NttTuning {
 /// How a [`crate::CudaBackend`] uses its device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CudaConfig {
-    /// The byte budget of the device's memory gate (process-wide, per
-    /// ordinal; the last one given wins). Default: free memory when the
-    /// first backend of the ordinal is made, minus
-    /// [`crate::SAFETY_MARGIN_BYTES`].
+    /// The byte budget of this backend's memory gate. Default: free memory
+    /// when the backend is made, minus [`crate::SAFETY_MARGIN_BYTES`]. The
+    /// gate belongs to the backend (clones share it): make one backend per
+    /// device and share it.
     pub memory_budget_bytes: Option<u64>,
     /// Allocate from a stream-ordered pool of our own capped at this many
     /// bytes (allocations past the cap are refused by the driver, a real
@@ -58,6 +59,9 @@ pub struct CudaConfig {
     /// How composition runs.
     pub compose: ComposeKernel,
     pub ntt: NttTuning,
+    /// How long a proof waits for the memory gate to admit it before the
+    /// reservation is declined (default 10 minutes).
+    pub admission_timeout: Option<Duration>,
 }
 
 /// A `KILN_CUDA_*` variable with a value the backend cannot use.

@@ -1,11 +1,11 @@
 //! The device side: context, stream, stream-ordered pool, pinned staging,
 //! kernel loading and launches.
 
-use crate::gate::Gate;
+use crate::gate::{Claim, Gate};
 use crate::nvrtc::{self, Target};
 use crate::{ComposeKernel, CudaConfig};
 use backend_api::fault::{FaultInjector, FaultSite};
-use backend_api::{BackendError, Ctx, Stage};
+use backend_api::{BackendError, Ctx, Lane, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
     result, CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
@@ -13,6 +13,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// What `probe` reports about one device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,8 +73,12 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo, DriverError> {
 
 /// A buffer of u64 in device memory, from the stream-ordered pool; freed
 /// in stream order on drop (safe for any later work on the same stream).
+/// A buffer made on a lane of a proof holds the proof's claim on the
+/// memory gate until it is freed.
 pub(crate) struct DevBuf {
     pub(crate) ptr: CUdeviceptr,
+    bytes: u64,
+    owner: Option<Arc<Claim>>,
     dev: Arc<Device>,
 }
 
@@ -89,6 +94,9 @@ impl Drop for DevBuf {
         // SAFETY: allocated with malloc_async on this stream, freed once.
         unsafe {
             let _ = result::free_async(self.ptr, self.dev.stream.cu_stream());
+        }
+        if let Some(claim) = &self.owner {
+            claim.own(-(self.bytes as i64));
         }
     }
 }
@@ -138,6 +146,9 @@ pub(crate) struct Device {
     /// Two pinned buffers: uploads fill one while the other is in flight.
     staging: Mutex<Vec<PinnedHostSlice<u64>>>,
     generated: Mutex<HashMap<String, CudaFunction>>,
+    /// The claim of each reserved lane (see `CudaBackend::reserve`).
+    claims: Mutex<HashMap<Lane, Arc<Claim>>>,
+    pub(crate) admission_timeout: Duration,
 }
 
 impl Device {
@@ -183,7 +194,7 @@ impl Device {
             );
         }
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
-        let gate = Gate::for_ordinal(ordinal, config.memory_budget_bytes, free_now);
+        let gate = Gate::new(Gate::default_budget(config.memory_budget_bytes, free_now));
         let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
         let modules: Vec<&kernels_cuda::Module> =
             kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();
@@ -231,6 +242,8 @@ impl Device {
             ntt_threads: config.ntt.threads.clamp(64, 1024).next_power_of_two(),
             staging: Mutex::new(Vec::new()),
             generated: Mutex::new(HashMap::new()),
+            claims: Mutex::new(HashMap::new()),
+            admission_timeout: config.admission_timeout.unwrap_or(Duration::from_secs(600)),
         }))
     }
 
@@ -282,11 +295,40 @@ impl Device {
         // by the caller.
         let r = unsafe { sys::cuMemAllocFromPoolAsync(&mut ptr, bytes, self.pool.0, self.stream.cu_stream()) };
         match r.result() {
-            Ok(()) => Ok(DevBuf { ptr, dev: self.clone() }),
+            Ok(()) => {
+                let owner = self.claim_of(ctx.lane);
+                if let Some(c) = &owner {
+                    c.own(bytes as i64);
+                }
+                Ok(DevBuf { ptr, bytes: bytes as u64, owner, dev: self.clone() })
+            }
             Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
                 Err(self.decline(stage, ctx, bytes as u64, e.to_string()))
             }
             Err(e) => Err(self.err(stage, ctx, e)),
+        }
+    }
+
+    /// The claim `lane` works under, if its proof reserved one.
+    pub(crate) fn claim_of(&self, lane: Lane) -> Option<Arc<Claim>> {
+        if lane == Lane::NONE {
+            return None;
+        }
+        self.claims.lock().unwrap_or_else(|p| p.into_inner()).get(&lane).cloned()
+    }
+
+    /// Work on `lanes` runs under `claim` until [`Device::release_lanes`].
+    pub(crate) fn claim_lanes(&self, lanes: &[Lane], claim: &Arc<Claim>) {
+        let mut map = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        for &l in lanes.iter().filter(|&&l| l != Lane::NONE) {
+            map.insert(l, claim.clone());
+        }
+    }
+
+    pub(crate) fn release_lanes(&self, lanes: &[Lane]) {
+        let mut map = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        for l in lanes {
+            map.remove(l);
         }
     }
 

@@ -15,7 +15,9 @@ impl FriOps for CudaBackend {
     ) -> Result<CudaMatrix> {
         let stage = Stage::FriFold;
         validate::fri_fold(layer, domain, log_arity, roll_in.map(|r| r.0))?;
-        let _permit = self.admit(stage, ctx, Self::dims(domain.log_size, 0, 0))?;
+        // The layer folded by 2^log_arity; the output's and a roll-in's columns.
+        let width = 3 + 3 * usize::from(roll_in.is_some());
+        let _permit = self.admit(stage, ctx, Self::dims(domain.log_size - log_arity, log_arity, width))?;
         let dev = &self.dev;
         let m = domain.size() >> log_arity;
         let tw = self.twiddles(stage, ctx, domain.log_size)?;

@@ -37,7 +37,7 @@ mod transform;
 pub use backend_api::fault::FaultInjector;
 pub use config::{ComposeKernel, ConfigError, CudaConfig, NttTuning};
 pub use device::{check_libraries, probe, DeviceInfo};
-pub use gate::SAFETY_MARGIN_BYTES;
+pub use gate::{GateStats, SAFETY_MARGIN_BYTES};
 
 /// The composition kernel's CUDA source for a constraint system (what
 /// `compose` compiles; exposed so CI can compile it without a GPU).
@@ -51,7 +51,7 @@ pub fn logup_source(logup: &backend_api::LogUp) -> String {
 }
 
 use backend_api::fault::FaultSite;
-use backend_api::memory::{stage_bytes, TableDims};
+use backend_api::memory::{stage_alloc, stage_bytes, TableDims};
 use backend_api::{Ctx, DeviceMatrix, DeviceTree, Digest, Ext, HashKind, Result, Stage, F};
 use device::{DevBuf, Device};
 use ntt::TwiddleCache;
@@ -167,35 +167,40 @@ impl CudaBackend {
         &self.dev.faults
     }
 
-    /// The memory gate's budget for this device, and the bytes it has
-    /// admitted now.
-    pub fn memory_gate(&self) -> (u64, u64) {
-        (self.dev.gate.budget(), self.dev.gate.in_use())
+    /// The memory gate's counters: budget, bytes held, waits, peaks.
+    pub fn gate_stats(&self) -> GateStats {
+        self.dev.gate.stats()
     }
 
-    /// How many requests of this device's memory gate (all backends of the
-    /// process) had to wait for other work to release memory.
-    pub fn memory_gate_waits(&self) -> u64 {
-        self.dev.gate.waits()
-    }
-
-    /// Admits `bytes` of `stage`'s work through the memory gate (the
+    /// Admits `bytes` of a loose `stage` through the memory gate (the
     /// `Admission` decline site).
     fn admit_bytes(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<gate::Permit> {
         self.dev.check(FaultSite::Admission, stage, ctx, bytes)?;
-        self.dev.gate.admit(bytes).map_err(|r| {
-            self.dev.decline(
-                stage,
-                ctx,
-                bytes,
-                format!("memory gate: budget {} bytes, {} admitted to other work", r.budget, r.used),
-            )
+        self.dev.gate.loose(bytes, gate::LOOSE_WAIT).map_err(|r| {
+            let reason =
+                format!("memory gate: budget {} bytes, {} held by other work after {:.1?}", r.budget, r.held, r.waited);
+            self.dev.decline(stage, ctx, bytes, reason)
         })
     }
 
-    /// Admits the bytes the memory model gives `stage` for a table shape.
-    fn admit(&self, stage: Stage, ctx: &Ctx, d: TableDims) -> Result<gate::Permit> {
-        self.admit_bytes(stage, ctx, stage_bytes(stage, &d))
+    /// Admits one call of `stage` on operands `d` (see
+    /// `backend_api::memory::stage_alloc` for each stage's convention): its
+    /// scratch inside the claim of its lane's proof, or its whole bytes on
+    /// the gate when the lane has no claim.
+    fn admit(&self, stage: Stage, ctx: &Ctx, d: TableDims) -> Result<gate::Admitted> {
+        self.admit_with(stage, ctx, stage_alloc(stage, &d).scratch, stage_bytes(stage, &d))
+    }
+
+    /// [`CudaBackend::admit`] with the bytes given: `scratch` inside a
+    /// claim, `loose` outside one.
+    fn admit_with(&self, stage: Stage, ctx: &Ctx, scratch: u64, loose: u64) -> Result<gate::Admitted> {
+        match self.dev.claim_of(ctx.lane) {
+            Some(claim) => {
+                self.dev.check(FaultSite::Admission, stage, ctx, scratch)?;
+                Ok(gate::Admitted::Stage(claim.stage(scratch)))
+            }
+            None => self.admit_bytes(stage, ctx, loose).map(gate::Admitted::Loose),
+        }
     }
 
     /// Waits for all queued work.
@@ -243,9 +248,9 @@ impl CudaBackend {
         Ok(v)
     }
 
-    /// A table shape with `width` main columns.
+    /// Operands of one matrix of `width` columns.
     fn dims(log_n: u32, log_blowup: u32, width: usize) -> TableDims {
-        TableDims { log_n, log_blowup, fixed_width: 0, main_width: width as u64, aux_width: 0, parts: 0 }
+        TableDims::matrix(log_n, log_blowup, width)
     }
 
     fn grid(n: u64, threads: u32) -> (u32, u32, u32) {

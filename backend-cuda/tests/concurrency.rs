@@ -83,7 +83,7 @@ fn prove_concurrently(config: CudaConfig, log_n: u32, threads: usize, rounds: us
             });
         }
     });
-    let waits = r.device().memory_gate_waits();
+    let waits = r.device().gate_stats().loose_waits;
     Some((r.report(), waits))
 }
 
