@@ -32,6 +32,7 @@ mod merkle;
 mod ntt;
 pub mod nvrtc;
 mod quotient;
+pub mod race;
 mod transform;
 
 pub use backend_api::fault::FaultInjector;
