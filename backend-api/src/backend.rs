@@ -177,15 +177,16 @@ pub trait BackendBase: Send + Sync {
         Ok(())
     }
 
-    /// Holds device memory for one proof until the reservation is dropped:
-    /// `set` gives its tables' shapes (the memory model's resident and
+    /// Holds device memory for one proof until the reservation is dropped
+    /// (`ctx` names the proof's tables in a decline): `set` gives its
+    /// tables' shapes (the memory model's resident and
     /// transient bytes), `lanes` the lanes its work runs on (device buffers
     /// made on them are charged to the reservation, and keep it held until
     /// they are freed). A backend with a memory gate waits here for room,
     /// heaviest request first; a request larger than its whole budget waits
     /// for the device to be idle and runs alone. Host backends hold nothing.
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        let _ = (lanes, set);
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let _ = (ctx, lanes, set);
         Ok(Reservation::none())
     }
 }

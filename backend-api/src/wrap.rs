@@ -44,7 +44,7 @@ pub trait OpHook: Send + Sync {
 
     /// See [`BackendBase::reserve`]; a wrapper reserves on the device
     /// backends it wraps.
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation>;
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation>;
 }
 
 /// A backend that wraps another and keeps its data types: one hook,
@@ -67,8 +67,8 @@ pub trait Wrapper: Send + Sync {
         self.inner().drain()
     }
 
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        self.inner().reserve(lanes, set)
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        self.inner().reserve(ctx, lanes, set)
     }
 }
 
@@ -90,8 +90,8 @@ impl<W: Wrapper> OpHook for W {
     fn drain(&self) -> Result<()> {
         Wrapper::drain(self)
     }
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        Wrapper::reserve(self, lanes, set)
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        Wrapper::reserve(self, ctx, lanes, set)
     }
 }
 
@@ -128,8 +128,8 @@ impl<H: OpHook> BackendBase for H {
     fn drain(&self) -> Result<()> {
         OpHook::drain(self)
     }
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        OpHook::reserve(self, lanes, set)
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        OpHook::reserve(self, ctx, lanes, set)
     }
 }
 

@@ -208,7 +208,7 @@ impl<A: Backend, B: Backend> OpHook for CrossCheck<A, B> {
         self.right.drain()
     }
 
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        Ok(Reservation::both(self.left.reserve(lanes, set)?, self.right.reserve(lanes, set)?))
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        Ok(Reservation::both(self.left.reserve(ctx, lanes, set)?, self.right.reserve(ctx, lanes, set)?))
     }
 }

@@ -260,7 +260,18 @@ impl<B: Backend> Resilient<B> {
 
     /// Runs a device attempt with the policy's drain and retry. Returns
     /// `Ok(None)` when the stage should be recomputed on the host.
-    fn attempt<T>(&self, stage: Stage, ctx: &Ctx, mut op: impl FnMut() -> Result<T>) -> Result<Option<T>> {
+    fn attempt<T>(&self, stage: Stage, ctx: &Ctx, op: impl FnMut() -> Result<T>) -> Result<Option<T>> {
+        let then = || format!("recomputing {stage} for table {} on the reference backend", ctx.table);
+        self.attempt_then(stage, op, then)
+    }
+
+    /// [`Resilient::attempt`], logging `then()` when the device gives up.
+    fn attempt_then<T>(
+        &self,
+        stage: Stage,
+        mut op: impl FnMut() -> Result<T>,
+        then: impl FnOnce() -> String,
+    ) -> Result<Option<T>> {
         let mut err = match op() {
             Ok(v) => return Ok(Some(v)),
             Err(e) if e.is_decline() => e,
@@ -286,7 +297,7 @@ impl<B: Backend> Resilient<B> {
             OnDecline::Strict => Err(err),
             OnDecline::Recompute => {
                 self.count(&self.counters.recomputed, stage);
-                log::warn!("{err}; recomputing {stage} for table {} on the reference backend", ctx.table);
+                log::warn!("{err}; {}", then());
                 Ok(None)
             }
         }
@@ -416,8 +427,15 @@ impl<B: Backend> OpHook for Resilient<B> {
         self.device.drain()
     }
 
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        self.device.reserve(lanes, set)
+    /// A declined reservation takes the policy's path: drain and retry,
+    /// then under `Recompute` the proof runs unreserved (each stage is
+    /// admitted on its own, and recomputed here if declined), under
+    /// `Strict` the decline is returned. Counted under the upload stage,
+    /// the proof's first.
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let then = || "proving without a reservation: each stage is admitted on its own".to_string();
+        let held = self.attempt_then(Stage::Upload, || self.device.reserve(ctx, lanes, set), then)?;
+        Ok(held.unwrap_or_else(Reservation::none))
     }
 }
 
@@ -477,7 +495,7 @@ mod tests {
         fn drain(&self) -> Result<()> {
             Ok(())
         }
-        fn reserve(&self, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
+        fn reserve(&self, _ctx: &Ctx, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
             Ok(Reservation::none())
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::device::Device;
 use crate::gate::Claim;
+use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix, CudaTree};
 use backend_api::fault::FaultSite;
 use backend_api::memory::matrix_bytes;
@@ -21,14 +22,15 @@ impl BackendBase for CudaBackend {
     fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<CudaMatrix> {
         let bytes = matrix_bytes(m.height() as u64, m.width() as u64);
         let _permit = self.admit_with(Stage::Upload, ctx, 0, bytes)?;
+        let mut s = self.scope(Stage::Upload, ctx)?;
         let data: &[u64] = bytemuck::cast_slice(m.data());
-        let b = self.upload_u64(Stage::Upload, ctx, data)?;
-        Ok(self.matrix(b, m.height(), m.width()))
+        let b = s.upload(data)?;
+        Ok(Self::matrix(b, m.height(), m.width()))
     }
 
     fn download(&self, ctx: &Ctx, m: &CudaMatrix) -> Result<ColMatrix> {
-        let len = m.height * m.width;
-        let v = self.download_u64(Stage::Download, ctx, m.ptr(), len)?;
+        let mut s = self.scope(Stage::Download, ctx)?;
+        let v = Self::download_u64(&mut s, &m.buf, 0, m.height * m.width)?;
         let data: Vec<F> = v.into_iter().map(F::new).collect();
         Ok(ColMatrix::new(m.width, m.height, data))
     }
@@ -46,15 +48,15 @@ impl BackendBase for CudaBackend {
     /// Admits the proof's device set through this device's memory gate (the
     /// `Admission` decline site): heaviest first, alone when larger than
     /// the budget, declined after `CudaConfig::admission_timeout`.
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        let (stage, ctx, bytes) = (Stage::Upload, Ctx::table("all"), set.bytes());
-        self.dev.check(FaultSite::Admission, stage, &ctx, bytes)?;
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let (stage, bytes) = (Stage::Upload, set.bytes());
+        self.dev.check(FaultSite::Admission, stage, ctx, bytes)?;
         let claim = self.dev.gate.claim(set.resident(), set.transient(), self.dev.admission_timeout).map_err(|r| {
             let reason = format!(
                 "memory gate: a proof of {bytes} bytes was not admitted in {:.1?} (budget {}, {} held)",
                 r.waited, r.budget, r.held
             );
-            self.dev.decline(stage, &ctx, bytes, reason)
+            self.dev.decline(stage, ctx, bytes, reason)
         })?;
         self.dev.claim_lanes(lanes, &claim);
         Ok(Reservation::held(bytes, Box::new(Reserved { dev: self.dev.clone(), lanes: lanes.to_vec(), _claim: claim })))
@@ -75,22 +77,17 @@ impl Drop for Reserved {
 }
 
 impl CudaBackend {
-    pub(crate) fn gather(&self, stage: Stage, ctx: &Ctx, src: u64, idx: &[u64]) -> Result<Vec<u64>> {
+    /// The elements of `src` at `idx`, on the host.
+    pub(crate) fn gather(s: &mut Scope, src: &Arc<DevBuf>, idx: &[u64]) -> Result<Vec<u64>> {
         if idx.is_empty() {
             return Ok(vec![]);
         }
-        let ib = self.upload_u64(stage, ctx, idx)?;
-        let out = self.dev.alloc(stage, ctx, idx.len())?;
+        let ib = s.upload(idx)?;
+        let out = s.alloc(idx.len())?;
         let threads = 256;
-        self.dev.launch(
-            stage,
-            ctx,
-            self.dev.func("gather_u64"),
-            Self::grid(idx.len() as u64, threads),
-            threads,
-            0,
-            &[src, ib.ptr, out.ptr, idx.len() as u64],
-        )?;
-        self.download_u64(stage, ctx, out.ptr, idx.len())
+        let dev = s.dev.clone();
+        let args = [src.ptr, ib.ptr, out.ptr, idx.len() as u64];
+        s.launch(dev.func("gather_u64"), Self::grid(idx.len() as u64, threads), threads, 0, &args, &[src, &ib, &out])?;
+        Self::download_u64(s, &out, 0, idx.len())
     }
 }

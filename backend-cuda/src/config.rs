@@ -45,7 +45,7 @@ impl Default for NttTuning {
 }
 
 /// How a [`crate::CudaBackend`] uses its device.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CudaConfig {
     /// The byte budget of this backend's memory gate. Default: free memory
     /// when the backend is made, minus [`crate::SAFETY_MARGIN_BYTES`]. The
@@ -62,6 +62,32 @@ pub struct CudaConfig {
     /// How long a proof waits for the memory gate to admit it before the
     /// reservation is declined (default 10 minutes).
     pub admission_timeout: Option<Duration>,
+    /// Streams in the pool (1..=64): stream 0 runs work outside any lane,
+    /// lanes (tables of proofs) spread over the others. 1 runs everything
+    /// in order on one stream.
+    pub streams: usize,
+    /// Record every stream's buffer uses and fail the next operation at a
+    /// free or reuse not ordered after them (see `race`). Slower: every
+    /// CUDA call is made under one lock.
+    pub debug_races: bool,
+    /// Pinned staging sets (2 x 64 MiB each) for large transfers; a
+    /// transfer that finds none free copies from pageable memory.
+    pub staging_sets: usize,
+}
+
+impl Default for CudaConfig {
+    fn default() -> CudaConfig {
+        CudaConfig {
+            memory_budget_bytes: None,
+            pool_limit_bytes: None,
+            compose: ComposeKernel::default(),
+            ntt: NttTuning::default(),
+            admission_timeout: None,
+            streams: 8,
+            debug_races: false,
+            staging_sets: 4,
+        }
+    }
 }
 
 /// A `KILN_CUDA_*` variable with a value the backend cannot use.
@@ -85,8 +111,9 @@ impl CudaConfig {
     /// `KILN_CUDA_NTT_TILE_LOG` (10..=13), `KILN_CUDA_NTT_THREADS` (64..=1024,
     /// a power of two), `KILN_CUDA_NTT_RADIX` (2 or 4), `KILN_CUDA_NTT_LANES`
     /// (0 or 1), `KILN_CUDA_LDE_SKIP` (0 or 1), `KILN_CUDA_COMPOSE`
-    /// (`generated` or `interpret`). An unusable value is an error naming
-    /// the variable, not a silent default.
+    /// (`generated` or `interpret`), `KILN_CUDA_STREAMS` (1..=64),
+    /// `KILN_CUDA_DEBUG_RACES` (0 or 1). An unusable value is an error
+    /// naming the variable, not a silent default.
     pub fn from_env() -> Result<CudaConfig, ConfigError> {
         CudaConfig::from_vars(|k| std::env::var(k).ok())
     }
@@ -120,6 +147,12 @@ impl CudaConfig {
         if let Some(kv) = get("KILN_CUDA_LDE_SKIP") {
             c.ntt.lde_skip_zero_levels = flag(kv)?;
         }
+        if let Some((k, v)) = get("KILN_CUDA_STREAMS") {
+            c.streams = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| bad(k, v, "1..=64"))?;
+        }
+        if let Some(kv) = get("KILN_CUDA_DEBUG_RACES") {
+            c.debug_races = flag(kv)?;
+        }
         if let Some((k, v)) = get("KILN_CUDA_COMPOSE") {
             c.compose = match v.as_str() {
                 "generated" => ComposeKernel::Generated,
@@ -150,8 +183,12 @@ mod tests {
             ("KILN_CUDA_NTT_LANES", "0"),
             ("KILN_CUDA_LDE_SKIP", "0"),
             ("KILN_CUDA_COMPOSE", "interpret"),
+            ("KILN_CUDA_STREAMS", "3"),
+            ("KILN_CUDA_DEBUG_RACES", "1"),
         ]))
         .unwrap();
+        assert_eq!((c.streams, c.debug_races), (3, true));
+        assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_STREAMS", "0")])).is_err());
         assert_eq!(
             c.ntt,
             NttTuning { tile_log: 11, threads: 512, radix: 2, lanes: false, lde_skip_zero_levels: false }

@@ -18,27 +18,28 @@ impl FriOps for CudaBackend {
         // The layer folded by 2^log_arity; the output's and a roll-in's columns.
         let width = 3 + 3 * usize::from(roll_in.is_some());
         let _permit = self.admit(stage, ctx, Self::dims(domain.log_size - log_arity, log_arity, width))?;
-        let dev = &self.dev;
+        let mut sc = self.scope(stage, ctx)?;
+        let dev = self.dev.clone();
         let m = domain.size() >> log_arity;
-        let tw = self.twiddles(stage, ctx, domain.log_size)?;
-        let out = dev.alloc(stage, ctx, m * 3)?;
+        let tw = self.twiddles(&mut sc, domain.log_size)?;
+        let out = sc.alloc(m * 3)?;
         let shift_inv = domain.shift.inverse().ok_or_else(|| BackendError::invalid(stage, "coset shift is zero"))?;
         let a_inv = F::new(1u64 << log_arity).inverse().expect("non-zero");
         let b = ext_u64(beta);
         let (rp, s) = match roll_in {
-            Some((g, s)) => (g.ptr(), ext_u64(s)),
+            Some((g, s)) => (g.buf.ptr, ext_u64(s)),
             None => (0, [0; 3]),
         };
+        let mut bufs = vec![&layer.buf, &out, &tw.inv];
+        bufs.extend(roll_in.map(|(g, _)| &g.buf));
         let threads = 128;
-        dev.launch(
-            stage,
-            ctx,
+        sc.launch(
             dev.func("fri_fold"),
             Self::grid(m as u64, threads),
             threads,
             0,
             &[
-                layer.ptr(),
+                layer.buf.ptr,
                 out.ptr,
                 domain.log_size as u64,
                 log_arity as u64,
@@ -54,8 +55,9 @@ impl FriOps for CudaBackend {
                 s[1],
                 s[2],
             ],
+            &bufs,
         )?;
-        Ok(self.matrix(out, m, 3))
+        Ok(Self::matrix(out, m, 3))
     }
 
     fn grind(&self, ctx: &Ctx, hash: HashKind, seed: &Digest, bits: u32) -> Result<u64> {
@@ -65,9 +67,10 @@ impl FriOps for CudaBackend {
             return Ok(0);
         }
         let _permit = self.admit(stage, ctx, Self::dims(0, 0, 0))?;
-        let dev = &self.dev;
+        let mut sc = self.scope(stage, ctx)?;
+        let dev = self.dev.clone();
         let s: Vec<u64> = seed.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
-        let best = self.upload_u64(stage, ctx, &[u64::MAX])?;
+        let best = sc.upload(&[u64::MAX])?;
         let kernel = match hash {
             HashKind::Blake3 => "grind_blake3",
             HashKind::Keccak256 => "grind_keccak",
@@ -76,16 +79,9 @@ impl FriOps for CudaBackend {
         let threads = 256;
         let mut start = 0u64;
         loop {
-            dev.launch(
-                stage,
-                ctx,
-                dev.func(kernel),
-                Self::grid(batch, threads),
-                threads,
-                0,
-                &[s[0], s[1], s[2], s[3], start, batch, bits as u64, best.ptr],
-            )?;
-            let b = self.download_u64(stage, ctx, best.ptr, 1)?;
+            let args = [s[0], s[1], s[2], s[3], start, batch, bits as u64, best.ptr];
+            sc.launch(dev.func(kernel), Self::grid(batch, threads), threads, 0, &args, &[&best])?;
+            let b = Self::download_u64(&mut sc, &best, 0, 1)?;
             if b[0] != u64::MAX {
                 return Ok(b[0]);
             }

@@ -15,10 +15,15 @@
 //! environment is read only by front ends, through
 //! [`CudaConfig::from_env`]).
 //!
-//! All work of one backend runs in order on one stream, so a buffer is
-//! only ever read on the stream that produced it; data stay on the device
-//! between stages and reach the host only through `download` and the
-//! operations whose results the protocol needs there.
+//! Streams and memory (module `stream`): each lane (`backend_api::Lane`,
+//! a table's stage chain) runs on one stream of a small pool; a buffer
+//! used on another stream than its writer's waits for the writer's event,
+//! and a free waits for every other stream that used the buffer (the
+//! race detector, [`race`], checks this when asked). Each backend owns a
+//! memory gate ([`GateStats`]) that admits a proof's device set before it
+//! starts (`BackendBase::reserve`). Roots reach the host lazily. Data stay
+//! on the device between stages and reach the host only through `download`
+//! and the operations whose results the protocol needs there.
 
 mod base;
 mod compose;
@@ -33,6 +38,7 @@ mod ntt;
 pub mod nvrtc;
 mod quotient;
 pub mod race;
+mod stream;
 mod transform;
 
 pub use backend_api::fault::FaultInjector;
@@ -54,9 +60,10 @@ pub fn logup_source(logup: &backend_api::LogUp) -> String {
 use backend_api::fault::FaultSite;
 use backend_api::memory::{stage_alloc, stage_bytes, TableDims};
 use backend_api::{Ctx, DeviceMatrix, DeviceTree, Digest, Ext, HashKind, Result, Stage, F};
-use device::{DevBuf, Device};
+use device::Device;
 use ntt::TwiddleCache;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
+use stream::{DevBuf, PendingRoot, Scope};
 
 /// A column-major matrix in device memory (canonical u64 values).
 /// `reshape` views share the allocation.
@@ -76,24 +83,40 @@ impl DeviceMatrix for CudaMatrix {
     }
 }
 
-impl CudaMatrix {
-    fn ptr(&self) -> u64 {
-        self.buf.ptr
-    }
-}
-
 /// A Merkle tree in device memory: every level's digests (4 u64 each),
-/// leaves first; the root is also kept on the host.
+/// leaves first. Its root is copied to a pinned slot behind the tree's
+/// build and read when first asked for, so a commit does not wait for the
+/// device and tables can run at once.
 pub struct CudaTree {
     digests: Arc<DevBuf>,
-    root: Digest,
+    root: OnceLock<Digest>,
+    pending: Mutex<Option<PendingRoot>>,
     leaves: usize,
     hash: HashKind,
 }
 
+impl CudaTree {
+    /// Waits for the root's copy. The trait gives no way to fail here: a
+    /// failed wait poisons the device, so the operations that follow (and
+    /// there always are: the proof's queries) fail with the reason instead
+    /// of a proof over a wrong root being returned.
+    fn resolve(&self) -> Digest {
+        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(p) = pending else { return Digest::default() };
+        let dev = self.digests.device().clone();
+        match p.wait() {
+            Ok(words) => digest_bytes(&words),
+            Err(e) => {
+                dev.poison(format!("reading a Merkle root: {e}"));
+                Digest::default()
+            }
+        }
+    }
+}
+
 impl DeviceTree for CudaTree {
     fn root(&self) -> Digest {
-        self.root
+        *self.root.get_or_init(|| self.resolve())
     }
     fn leaves(&self) -> usize {
         self.leaves
@@ -204,48 +227,64 @@ impl CudaBackend {
         }
     }
 
-    /// Waits for all queued work.
+    /// Waits for all queued work on every stream.
     pub fn synchronize(&self) -> Result<()> {
-        self.dev.sync(Stage::Download, &Ctx::table("-"))
+        self.dev.sync_all(Stage::Download, &Ctx::table("-"))
     }
 
     /// Runs `f` and returns its value with the GPU time between two events
-    /// recorded around it on the backend's stream.
+    /// recorded around it on stream 0, where work outside any lane runs.
     pub fn time<T>(&self, f: impl FnOnce(&Self) -> Result<T>) -> Result<Timed<T>> {
         let ctx = Ctx::table("timing");
         let err = |e: cudarc::driver::DriverError| self.dev.err(Stage::Download, &ctx, e);
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let stream = self.dev.streams.get(0);
         let start = self.dev.ctx.new_event(flags).map_err(err)?;
         let end = self.dev.ctx.new_event(flags).map_err(err)?;
-        start.record(&self.dev.stream).map_err(err)?;
+        start.record(stream).map_err(err)?;
         let value = f(self)?;
-        end.record(&self.dev.stream).map_err(err)?;
+        end.record(stream).map_err(err)?;
         end.synchronize().map_err(err)?;
         let ms = start.elapsed_ms(&end).map_err(err)?;
         Ok(Timed { value, ms })
     }
 
-    fn twiddles(&self, stage: Stage, ctx: &Ctx, log: u32) -> Result<Arc<ntt::Twiddles>> {
-        self.tw.get(&self.dev, stage, ctx, log)
+    /// The races the detector found (`CudaConfig::debug_races`; empty
+    /// otherwise). Any race also fails the operations that follow it.
+    pub fn races(&self) -> Vec<race::Race> {
+        self.dev.races()
     }
 
-    fn matrix(&self, buf: DevBuf, height: usize, width: usize) -> CudaMatrix {
-        CudaMatrix { buf: Arc::new(buf), height, width }
+    /// Bytes of this backend's live device buffers, and the most at once
+    /// since the last reset (what the stages asked for).
+    pub fn live_bytes(&self, reset_peak: bool) -> (u64, u64) {
+        self.dev.live_bytes(reset_peak)
     }
 
-    fn upload_u64(&self, stage: Stage, ctx: &Ctx, v: &[u64]) -> Result<DevBuf> {
-        let b = self.dev.alloc(stage, ctx, v.len())?;
-        if !v.is_empty() {
-            self.dev.htod(stage, ctx, v, b.ptr)?;
-        }
-        Ok(b)
+    /// The stream-ordered pool's bytes in use and its high-water mark, as
+    /// the driver counts them; `reset_high` restarts the mark from the
+    /// bytes in use. The pool may be shared with other backends of the
+    /// same device in this process.
+    pub fn pool_usage(&self, reset_high: bool) -> Result<(u64, u64)> {
+        self.dev.pool_usage(reset_high)
     }
 
-    fn download_u64(&self, stage: Stage, ctx: &Ctx, ptr: u64, len: usize) -> Result<Vec<u64>> {
+    /// Work of one stage on its lane's stream.
+    fn scope<'a>(&'a self, stage: Stage, ctx: &'a Ctx<'a>) -> Result<Scope<'a>> {
+        Scope::new(&self.dev, stage, ctx)
+    }
+
+    fn twiddles(&self, scope: &mut Scope, log: u32) -> Result<Arc<ntt::Twiddles>> {
+        self.tw.get(scope, log)
+    }
+
+    fn matrix(buf: Arc<DevBuf>, height: usize, width: usize) -> CudaMatrix {
+        CudaMatrix { buf, height, width }
+    }
+
+    fn download_u64(scope: &mut Scope, src: &Arc<DevBuf>, offset: usize, len: usize) -> Result<Vec<u64>> {
         let mut v = vec![0u64; len];
-        if len > 0 {
-            self.dev.dtoh(stage, ctx, ptr, &mut v)?;
-        }
+        scope.dtoh(src, offset, &mut v)?;
         Ok(v)
     }
 

@@ -2,48 +2,41 @@
 
 use crate::{digest_bytes, level_offsets, CudaBackend, CudaMatrix, CudaTree};
 use backend_api::{validate, Ctx, HashKind, MerkleOps, Result, RowOpening, Stage, F};
-use std::sync::Arc;
+use std::sync::{Mutex, OnceLock};
 
 impl MerkleOps for CudaBackend {
     fn commit(&self, ctx: &Ctx, m: &CudaMatrix, hash: HashKind) -> Result<CudaTree> {
         let stage = Stage::MerkleCommit;
         validate::commit(m)?;
         let _permit = self.admit(stage, ctx, Self::dims(m.height.trailing_zeros(), 0, m.width))?;
+        let mut s = self.scope(stage, ctx)?;
         let n = m.height;
-        let dev = &self.dev;
-        let digests = dev.alloc(stage, ctx, (2 * n - 1) * 4)?;
+        let dev = self.dev.clone();
+        let digests = s.alloc((2 * n - 1) * 4)?;
         let (leaf_k, node_k) = match hash {
             HashKind::Blake3 => ("blake3_leaves", "blake3_nodes"),
             HashKind::Keccak256 => ("keccak_leaves", "keccak_nodes"),
         };
         let threads = 128;
-        dev.launch(
-            stage,
-            ctx,
-            dev.func(leaf_k),
-            Self::grid(n as u64, threads),
-            threads,
-            0,
-            &[m.ptr(), n as u64, m.width as u64, digests.ptr],
-        )?;
+        let args = [m.buf.ptr, n as u64, m.width as u64, digests.ptr];
+        s.launch(dev.func(leaf_k), Self::grid(n as u64, threads), threads, 0, &args, &[&m.buf, &digests])?;
         let offs = level_offsets(n);
         let mut count = n / 2;
         for l in 1..offs.len() {
             let src = digests.at(4 * offs[l - 1]);
             let dst = digests.at(4 * offs[l]);
-            dev.launch(
-                stage,
-                ctx,
-                dev.func(node_k),
-                Self::grid(count as u64, threads),
-                threads,
-                0,
-                &[src, dst, count as u64],
-            )?;
+            let grid = Self::grid(count as u64, threads);
+            s.launch(dev.func(node_k), grid, threads, 0, &[src, dst, count as u64], &[&digests])?;
             count /= 2;
         }
-        let root = self.download_u64(stage, ctx, digests.at(4 * (2 * n - 2)), 4)?;
-        Ok(CudaTree { digests: Arc::new(digests), root: digest_bytes(&root), leaves: n, hash })
+        // The root reaches the host when the transcript asks for it; with
+        // every pinned slot in flight, now.
+        let root_at = 4 * (2 * n - 2);
+        let (root, pending) = match s.root_copy(&digests, root_at)? {
+            Some(p) => (OnceLock::new(), Some(p)),
+            None => (OnceLock::from(digest_bytes(&Self::download_u64(&mut s, &digests, root_at, 4)?)), None),
+        };
+        Ok(CudaTree { digests, root, pending: Mutex::new(pending), leaves: n, hash })
     }
 
     fn open(&self, ctx: &Ctx, m: &CudaMatrix, tree: &CudaTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
@@ -64,8 +57,9 @@ impl MerkleOps for CudaBackend {
                 pidx.extend((0..4).map(|k| (4 * (off + sib) + k) as u64));
             }
         }
-        let values = self.gather(stage, ctx, m.ptr(), &vidx)?;
-        let path = self.gather(stage, ctx, tree.digests.ptr, &pidx)?;
+        let mut s = self.scope(stage, ctx)?;
+        let values = Self::gather(&mut s, &m.buf, &vidx)?;
+        let path = Self::gather(&mut s, &tree.digests, &pidx)?;
         Ok(rows
             .iter()
             .enumerate()

@@ -1,7 +1,7 @@
 //! `NttOps`: forward and inverse NTTs and the coset LDE (pass planning
 //! and launches in `ntt`).
 
-use crate::ntt::{self, Load};
+use crate::ntt::{self, Load, Touches};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::{validate, Ctx, NttOps, Result, Stage, F};
 
@@ -10,11 +10,12 @@ impl CudaBackend {
         let stage = if inverse { Stage::InverseNtt } else { Stage::Ntt };
         let log_n = validate::ntt(stage, m)?;
         let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, m.width))?;
-        let tw = self.twiddles(stage, ctx, log_n)?;
+        let mut s = self.scope(stage, ctx)?;
+        let tw = self.twiddles(&mut s, log_n)?;
         let (h, w) = (m.height, m.width);
-        let out = self.dev.alloc(stage, ctx, h * w)?;
-        ntt::natural(&self.dev, stage, ctx, &tw, inverse, log_n, w, m.ptr(), h as u64, out.ptr, h as u64)?;
-        Ok(self.matrix(out, h, w))
+        let out = s.alloc(h * w)?;
+        ntt::natural(&mut s, &tw, inverse, log_n, w, &m.buf, h as u64, &out, h as u64)?;
+        Ok(Self::matrix(out, h, w))
     }
 }
 
@@ -31,34 +32,21 @@ impl NttOps for CudaBackend {
         let stage = Stage::CosetLde;
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
         let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, evals.width))?;
+        let mut s = self.scope(stage, ctx)?;
         let log_big = log_n + log_blowup;
-        let tw = self.twiddles(stage, ctx, log_big)?;
+        let tw = self.twiddles(&mut s, log_big)?;
         let (n, w) = (evals.height, evals.width);
         let big = n << log_blowup;
-        let dev = &self.dev;
         // Inverse transform to bit-reversed coefficients (unscaled).
-        let tmp;
         let coeffs = if log_n > 0 {
-            tmp = dev.alloc(stage, ctx, n * w)?;
-            ntt::run(
-                dev,
-                stage,
-                ctx,
-                &tw,
-                true,
-                true,
-                log_n,
-                0,
-                log_n,
-                w,
-                Load::plain(evals.ptr(), n as u64),
-                tmp.ptr,
-                n as u64,
-                F::ONE,
-            )?;
-            tmp.ptr
+            let tmp = s.alloc(n * w)?;
+            let (src, dst) = (evals.buf.ptr, tmp.ptr);
+            let load = Load::plain(src, n as u64);
+            let touches = Touches(&[&evals.buf, &tmp]);
+            ntt::run(&mut s, touches, &tw, true, true, log_n, 0, log_n, w, load, dst, n as u64, F::ONE)?;
+            tmp
         } else {
-            evals.ptr()
+            evals.buf.clone()
         };
         // Coefficient k is multiplied by shift^k / n: two small tables.
         let lo_bits = log_n.div_ceil(2);
@@ -68,11 +56,11 @@ impl NttOps for CudaBackend {
             backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * n_inv).value()).collect();
         let hi: Vec<u64> =
             backend_api::ext::powers(step, 1 << (log_n - lo_bits)).into_iter().map(|p| p.value()).collect();
-        let lo_b = self.upload_u64(stage, ctx, &lo)?;
-        let hi_b = self.upload_u64(stage, ctx, &hi)?;
-        let out = dev.alloc(stage, ctx, big * w)?;
+        let lo_b = s.upload(&lo)?;
+        let hi_b = s.upload(&hi)?;
+        let out = s.alloc(big * w)?;
         let load = Load {
-            ptr: coeffs,
+            ptr: coeffs.ptr,
             stride: n as u64,
             mode: if self.skip_zero_levels { 2 } else { 4 },
             log_src_n: log_n,
@@ -83,7 +71,8 @@ impl NttOps for CudaBackend {
             scale: F::ONE,
         };
         let from = if self.skip_zero_levels { log_blowup } else { 0 };
-        ntt::run(dev, stage, ctx, &tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
-        Ok(self.matrix(out, big, w))
+        let touches = Touches(&[&coeffs, &lo_b, &hi_b, &out]);
+        ntt::run(&mut s, touches, &tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
+        Ok(Self::matrix(out, big, w))
     }
 }

@@ -62,8 +62,8 @@ impl OpHook for Forwarding {
         Ok(())
     }
 
-    fn reserve(&self, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
-        self.cpu.reserve(lanes, set)
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        self.cpu.reserve(ctx, lanes, set)
     }
 }
 
@@ -123,7 +123,7 @@ impl OpHook for Confused {
     fn drain(&self) -> Result<()> {
         Ok(())
     }
-    fn reserve(&self, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
+    fn reserve(&self, _ctx: &Ctx, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
         Ok(Reservation::none())
     }
 }
