@@ -21,5 +21,5 @@ pub mod verifier;
 pub use air::{check_aux_layout, host_aux, Air, Machine, SingleTable};
 pub use options::{OptionsError, ProofOptions, Security};
 pub use proof::{DecodeError, Proof};
-pub use prover::{prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
+pub use prover::{device_set, prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
 pub use verifier::{verify, Acceptance, VerifyError};
