@@ -38,6 +38,7 @@ mod ntt;
 pub mod nvrtc;
 mod quotient;
 pub mod race;
+mod select;
 mod stream;
 mod transform;
 
@@ -45,6 +46,7 @@ pub use backend_api::fault::FaultInjector;
 pub use config::{ComposeKernel, ConfigError, CudaConfig, NttTuning};
 pub use device::{check_libraries, probe, DeviceInfo};
 pub use gate::{GateStats, SAFETY_MARGIN_BYTES};
+pub use select::{open_devices, DeviceSpec, SelectError};
 
 /// The composition kernel's CUDA source for a constraint system (what
 /// `compose` compiles; exposed so CI can compile it without a GPU).
