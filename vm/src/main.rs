@@ -88,6 +88,8 @@ struct ProveArgs {
     program: Option<PathBuf>,
     #[command(flatten)]
     prog: ProgramArgs,
+    #[command(flatten)]
+    share: share::ShareArgs,
     /// auto: the GPU when this build has one and a device is usable, else the CPU
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
@@ -158,6 +160,9 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout(), $($t)*);
     }};
 }
+
+// After `say!`, which it uses.
+mod share;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -318,6 +323,9 @@ impl ProveObserver for Progress {
 }
 
 fn cmd_prove(a: ProveArgs) -> CliResult<()> {
+    if let Some(done) = share::dispatch(&a) {
+        return done;
+    }
     let opts = ProofOptions {
         num_queries: a.queries,
         grinding_bits: a.grinding,
@@ -330,7 +338,7 @@ fn cmd_prove(a: ProveArgs) -> CliResult<()> {
     .with_blowup(a.blowup)
     .map_err(|e| format!("invalid options: {e}"))?;
     opts.validate().map_err(|e| format!("invalid options: {e}"))?;
-    let chosen = choose_backend(a.backend)?;
+    let chosen = choose_backend(a.backend, &a.share)?;
     let (name, program) = load_program(a.program.as_deref())?;
     let mut inputs = parse_inputs(&a.prog.inputs)?;
     if a.program.is_none() && a.prog.inputs.is_empty() {
@@ -381,20 +389,21 @@ enum Chosen {
     Cuda(backend_cuda::CudaBackend),
 }
 
-fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
+#[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+fn choose_backend(choice: BackendChoice, share: &share::ShareArgs) -> CliResult<Chosen> {
     match choice {
         BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
         BackendChoice::Wgpu => Err("the wgpu backend is not available in this release (backends: cpu, cuda)".into()),
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => {
-            open_cuda(0).map(Chosen::Cuda).map_err(|e| format!("the cuda backend cannot run here: {e}"))
+            open_cuda(share).map(Chosen::Cuda).map_err(|e| format!("the cuda backend cannot run here: {e}"))
         }
         #[cfg(not(feature = "cuda"))]
         BackendChoice::Cuda => Err("the cuda backend is not in this build (rebuild with --features cuda)".into()),
         // A usable GPU wins; otherwise the CPU, which is always there, and
         // the options line says why.
         #[cfg(feature = "cuda")]
-        BackendChoice::Auto => Ok(open_cuda(0)
+        BackendChoice::Auto => Ok(open_cuda(share)
             .map(Chosen::Cuda)
             .unwrap_or_else(|e| Chosen::Cpu(Some(format!("auto: no usable CUDA device: {e}"))))),
         #[cfg(not(feature = "cuda"))]
@@ -404,12 +413,15 @@ fn choose_backend(choice: BackendChoice) -> CliResult<Chosen> {
     }
 }
 
-/// The CUDA backend on device `ordinal`, tuned by the `KILN_CUDA_*`
-/// variables (the backend itself reads no environment).
+/// The CUDA backend on the first device of `--devices` (default 0), tuned
+/// by the `KILN_CUDA_*` variables and the flags (the backend itself reads
+/// no environment).
 #[cfg(feature = "cuda")]
-fn open_cuda(ordinal: usize) -> Result<backend_cuda::CudaBackend, backend_api::BackendError> {
-    let config =
-        backend_cuda::CudaConfig::from_env().map_err(|e| backend_api::BackendError::Unavailable(e.to_string()))?;
+fn open_cuda(share: &share::ShareArgs) -> Result<backend_cuda::CudaBackend, backend_api::BackendError> {
+    let unavailable = backend_api::BackendError::Unavailable;
+    let config = share::cuda_config(share).map_err(unavailable)?;
+    let spec = share::device_spec(share).map_err(unavailable)?;
+    let ordinal = spec.resolve(backend_cuda::probe()?.len()).map_err(|e| unavailable(e.to_string()))?[0];
     backend_cuda::CudaBackend::with_config(ordinal, config)
 }
 
