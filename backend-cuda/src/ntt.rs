@@ -45,7 +45,8 @@ impl TwiddleCache {
             a *= w;
             b *= wi;
         }
-        let t = Arc::new(Twiddles { log, fwd: scope.upload(&fwd)?, inv: scope.upload(&inv)? });
+        // Kept by the backend across proofs: owned by no proof's claim.
+        let t = Arc::new(Twiddles { log, fwd: scope.upload_shared(&fwd)?, inv: scope.upload_shared(&inv)? });
         let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match g.as_ref() {
             Some(old) if old.log >= t.log => Ok(old.clone()),

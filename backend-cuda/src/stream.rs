@@ -416,9 +416,25 @@ impl<'a> Scope<'a> {
         self.call(bufs, f)?.map_err(|e| self.err(e))
     }
 
-    /// `len` u64 of device memory on this stream; an out-of-memory refusal
-    /// (or a capped pool's) is a typed device decline.
+    /// `len` u64 of device memory on this stream, owned by the claim of the
+    /// lane's proof (if any); an out-of-memory refusal (or a capped pool's)
+    /// is a typed device decline.
     pub(crate) fn alloc(&mut self, len: usize) -> Result<Arc<DevBuf>, BackendError> {
+        self.alloc_for(len, true)
+    }
+
+    /// A buffer that outlives any proof (a cache of the backend's): owned
+    /// by no claim, so it never keeps a proof's reservation held; it comes
+    /// out of the gate's safety margin.
+    pub(crate) fn upload_shared(&mut self, v: &[u64]) -> Result<Arc<DevBuf>, BackendError> {
+        let b = self.alloc_for(v.len(), false)?;
+        if !v.is_empty() {
+            self.htod(v, &b)?;
+        }
+        Ok(b)
+    }
+
+    fn alloc_for(&mut self, len: usize, claimed: bool) -> Result<Arc<DevBuf>, BackendError> {
         let (stage, ctx) = (self.stage, self.ctx);
         let bytes = 8 * len.max(1);
         self.dev.check(FaultSite::Alloc(stage), stage, ctx, bytes as u64)?;
@@ -442,7 +458,7 @@ impl<'a> Scope<'a> {
             d.write(id, self.stream, self.label());
         }
         drop(det);
-        let owner = self.dev.claim_of(ctx.lane);
+        let owner = if claimed { self.dev.claim_of(ctx.lane) } else { None };
         if let Some(c) = &owner {
             c.own(bytes as i64);
         }
