@@ -3,9 +3,10 @@
 //! needed to build; a missing driver or NVRTC is a clean
 //! `BackendError::Unavailable`).
 //!
-//! This crate owns the host side of the GPU path: device discovery
-//! ([`probe`]), the context and its stream, device memory from the
-//! stream-ordered pool, pinned staging for large transfers, NVRTC
+//! This crate owns the host side of the GPU path: device discovery and
+//! choice by ordinal ([`probe`], [`DeviceSpec`], [`open_devices`]), the
+//! context and its pool of streams, device memory from the stream-ordered
+//! pool, the memory gate, pinned staging for large transfers, NVRTC
 //! compilation of the kernels in `kernels-cuda` for the device's own
 //! compute capability (cached on disk, see [`nvrtc`]), constraint
 //! composition and LogUp kernels generated from the IR, and every stage's
