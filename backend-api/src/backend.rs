@@ -16,18 +16,44 @@ use crate::hash::{Digest, HashKind};
 use crate::ir::ConstraintSystem;
 use crate::logup::LogUp;
 use crate::matrix::ColMatrix;
+use crate::memory::{DeviceSet, Reservation};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Names the work an operation belongs to, for errors, counters and
-/// cross-check reports.
+/// cross-check reports, and the lane it runs on.
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx<'a> {
     pub table: &'a str,
+    pub lane: Lane,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn table(table: &'a str) -> Ctx<'a> {
-        Ctx { table }
+    /// Work of `table` outside any lane.
+    pub const fn table(table: &'a str) -> Ctx<'a> {
+        Ctx { table, lane: Lane::NONE }
+    }
+
+    /// Work of `table` on `lane`.
+    pub const fn on(table: &'a str, lane: Lane) -> Ctx<'a> {
+        Ctx { table, lane }
+    }
+}
+
+/// A chain of work whose operations run in order: the stages of one table
+/// of one proof. Operations on different lanes may run at once; a device
+/// backend maps lanes onto its streams and orders a lane's reads of
+/// another lane's data itself. [`Lane::NONE`] is work outside any chain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Lane(pub u64);
+
+impl Lane {
+    pub const NONE: Lane = Lane(0);
+
+    /// A lane no other caller in this process holds.
+    pub fn fresh() -> Lane {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Lane(NEXT.fetch_add(1, Ordering::Relaxed))
     }
 }
 
@@ -37,8 +63,10 @@ pub trait DeviceMatrix: Send + Sync {
     fn width(&self) -> usize;
 }
 
-/// A Merkle tree held by a backend; its root is always known on the host.
+/// A Merkle tree held by a backend.
 pub trait DeviceTree: Send + Sync {
+    /// The root on the host. A device backend may still be computing it
+    /// when the tree is returned; this waits for it.
     fn root(&self) -> Digest;
     /// Number of leaves (a power of two).
     fn leaves(&self) -> usize;
@@ -147,6 +175,19 @@ pub trait BackendBase: Send + Sync {
     /// to drain.
     fn drain(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// Holds device memory for one proof until the reservation is dropped
+    /// (`ctx` names the proof's tables in a decline): `set` gives its
+    /// tables' shapes (the memory model's resident and
+    /// transient bytes), `lanes` the lanes its work runs on (device buffers
+    /// made on them are charged to the reservation, and keep it held until
+    /// they are freed). A backend with a memory gate waits here for room,
+    /// heaviest request first; a request larger than its whole budget waits
+    /// for the device to be idle and runs alone. Host backends hold nothing.
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let _ = (ctx, lanes, set);
+        Ok(Reservation::none())
     }
 }
 

@@ -29,11 +29,17 @@ pub enum FaultSite {
     TransferToDevice,
     /// A device-to-host copy.
     TransferToHost,
+    /// Not a decline: a hazard a test arms on purpose. The next free of a
+    /// buffer used on another stream skips waiting for that use (the
+    /// mistake of seed 000), so the race detector must name it. Not in
+    /// [`FaultSite::all`].
+    UnorderedFree,
 }
 
 impl FaultSite {
-    /// Every site: allocation and launch for each compute stage, admission,
-    /// both transfer directions.
+    /// Every decline site: allocation and launch for each compute stage,
+    /// admission, both transfer directions (hazards such as
+    /// [`FaultSite::UnorderedFree`] are not declines and not listed).
     pub fn all() -> Vec<FaultSite> {
         let compute = Stage::ALL.iter().copied().filter(|s| !matches!(s, Stage::Upload | Stage::Download));
         let mut out: Vec<FaultSite> = compute.clone().map(FaultSite::Alloc).collect();
@@ -48,7 +54,7 @@ impl FaultSite {
             FaultSite::Alloc(s) | FaultSite::Launch(s) => s,
             FaultSite::TransferToDevice => Stage::Upload,
             FaultSite::TransferToHost => Stage::Download,
-            FaultSite::Admission => fallback,
+            FaultSite::Admission | FaultSite::UnorderedFree => fallback,
         }
     }
 }
@@ -61,6 +67,7 @@ impl fmt::Display for FaultSite {
             FaultSite::Launch(s) => write!(f, "launch:{s}"),
             FaultSite::TransferToDevice => f.write_str("transfer:h2d"),
             FaultSite::TransferToHost => f.write_str("transfer:d2h"),
+            FaultSite::UnorderedFree => f.write_str("hazard:unordered-free"),
         }
     }
 }

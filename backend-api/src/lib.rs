@@ -4,7 +4,9 @@
 //! LogUp interactions and their analysis for code generation, the
 //! `Backend` trait family, each backend operation described once as a value
 //! ([`op::Op`]) so a wrapper is one hook ([`wrap`]), shared shape
-//! validation and typed errors.
+//! validation and typed errors, the lanes that let a device backend run
+//! tables at once ([`Lane`]), the device-memory model a proof reserves its
+//! bytes by ([`memory`]) and the per-device memory gate ([`gate`]).
 //!
 //! No I/O and no GPU code live here: backends depend on this crate, and the
 //! prover depends on nothing else.
@@ -28,7 +30,7 @@ pub mod wrap;
 
 pub use backend::{
     Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree,
-    FriOps, LogUpInputs, LogUpOps, MerkleOps, NttOps, RowOpening,
+    FriOps, Lane, LogUpInputs, LogUpOps, MerkleOps, NttOps, RowOpening,
 };
 pub use domain::Coset;
 pub use error::{BackendError, Result, Stage};
@@ -38,5 +40,6 @@ pub use hash::{Digest, HashKind};
 pub use ir::{ConstraintBuilder, ConstraintDomain, ConstraintSystem, Expr, Layout, Leaf, Node};
 pub use logup::{Interaction, LogUp};
 pub use matrix::ColMatrix;
+pub use memory::{DeviceSet, Reservation, TableDims};
 pub use op::{Op, Out};
 pub use wrap::{OpHook, Wrapper};

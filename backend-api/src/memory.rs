@@ -1,16 +1,31 @@
 //! The device-memory model: pure functions giving the bytes each stage
-//! needs for a table of a given shape. Device backends admit table work
-//! against a byte budget with these numbers, so concurrent tables and
-//! concurrent proofs share a card without over-committing it; tests pin
-//! them so a change to a stage's buffers must update the model.
+//! needs, and the set of bytes one proof holds on a device.
+//!
+//! Two views of the same buffers:
+//! - per operation ([`stage_alloc`], [`stage_bytes`]): what one backend
+//!   call allocates (its outputs and its scratch) and the peak it reaches
+//!   with its inputs, for operands described by a [`TableDims`] (see each
+//!   stage's convention there). Device backends admit loose operations with
+//!   these, and they are checked against the device pool's measured
+//!   high-water mark per stage.
+//! - per table of a proof ([`table_resident`], [`table_transient`]): what
+//!   the prover keeps on the device from a table's upload to its queries,
+//!   and the most it holds on top at any stage. A proof reserves the sum
+//!   over its tables ([`DeviceSet`]) before it starts, so concurrent tables
+//!   and concurrent proofs share a card without over-committing it.
+//!
+//! Tests pin the numbers, so a change to a stage's buffers must update the
+//! model.
 
 use crate::error::Stage;
 use crate::hash::Digest;
+use std::fmt;
 
 const ELEM: u64 = 8;
 const DIGEST: u64 = std::mem::size_of::<Digest>() as u64;
 
-/// The shape of one table's work on a device.
+/// The shape of one table's work on a device, or of one operation's
+/// operands (see [`stage_alloc`] for each stage's convention).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TableDims {
     pub log_n: u32,
@@ -24,79 +39,307 @@ pub struct TableDims {
 }
 
 impl TableDims {
+    /// Operands of one matrix: `width` columns of 2^log_n rows, extended
+    /// by 2^log_blowup where the stage extends.
+    pub fn matrix(log_n: u32, log_blowup: u32, width: usize) -> TableDims {
+        TableDims { log_n, log_blowup, main_width: width as u64, ..TableDims::default() }
+    }
     pub fn n(&self) -> u64 {
-        1 << self.log_n
+        1u64.checked_shl(self.log_n).unwrap_or(u64::MAX)
     }
     pub fn lde_rows(&self) -> u64 {
-        1 << (self.log_n + self.log_blowup)
+        1u64.checked_shl(self.log_n.saturating_add(self.log_blowup)).unwrap_or(u64::MAX)
     }
+    /// Base columns of the table's traces (fixed, main and auxiliary).
+    fn trace_width(&self) -> u64 {
+        add(&[self.fixed_width, self.main_width, self.aux_width.saturating_mul(3)])
+    }
+    /// The widest matrix the table extends.
+    fn widest(&self) -> u64 {
+        self.main_width.max(self.aux_width.saturating_mul(3)).max(self.fixed_width)
+    }
+}
+
+/// A sum that saturates (shapes near u64::MAX bytes cannot be admitted
+/// anyway, and must not panic).
+fn add(xs: &[u64]) -> u64 {
+    xs.iter().fold(0u64, |a, &b| a.saturating_add(b))
 }
 
 /// Bytes of a Merkle tree over `rows` leaves (every layer kept).
 pub fn tree_bytes(rows: u64) -> u64 {
-    (2 * rows).saturating_sub(1) * DIGEST
+    rows.saturating_mul(2).saturating_sub(1).saturating_mul(DIGEST)
 }
 
 /// Bytes of a `rows` x `width` base-field matrix.
 pub fn matrix_bytes(rows: u64, width: u64) -> u64 {
-    rows * width * ELEM
+    rows.saturating_mul(width).saturating_mul(ELEM)
 }
 
-/// Bytes the device holds at once while running `stage` for this table:
-/// its inputs, its outputs and its scratch. The widest matrix a stage
-/// transforms is taken (LDE and commit run per matrix).
-pub fn stage_bytes(stage: Stage, d: &TableDims) -> u64 {
-    let (n, big) = (d.n(), d.lde_rows());
-    let widest = d.main_width.max(3 * d.aux_width).max(d.fixed_width).max(1);
-    match stage {
-        Stage::Upload | Stage::Download => matrix_bytes(n, widest),
-        Stage::Ntt | Stage::InverseNtt => 2 * matrix_bytes(n, widest),
-        // Trace in, LDE out, plus one LDE-sized scratch for the transform.
-        Stage::CosetLde => matrix_bytes(n, widest) + 2 * matrix_bytes(big, widest),
-        Stage::MerkleCommit => matrix_bytes(big, widest) + tree_bytes(big),
-        Stage::MerkleOpen => matrix_bytes(big, widest) + tree_bytes(big),
-        // Fixed and main traces in, the aux trace out, scan partials.
-        Stage::LogUp => matrix_bytes(n, d.fixed_width + d.main_width + 3 * d.aux_width) + matrix_bytes(n / 512 + 1, 6),
-        // Every LDE read at once, the quotient out, and denominators.
-        Stage::Compose => matrix_bytes(big, d.fixed_width + d.main_width + 3 * d.aux_width) + matrix_bytes(big, 3) * 2,
-        Stage::QuotientSplit => matrix_bytes(big, 3) * 2 + matrix_bytes(big, 3 * d.parts),
-        Stage::OutOfDomain => matrix_bytes(n, widest) + matrix_bytes(n, 3),
-        Stage::Deep => matrix_bytes(big, d.main_width + 3 * d.aux_width + 3 * d.parts) + matrix_bytes(big, 3) * 2,
-        Stage::FriFold => matrix_bytes(big, 3) + matrix_bytes(big / 2, 3),
-        Stage::Grind => 1 << 20,
+/// Elements of the two twist tables of a coset LDE of 2^log_n rows
+/// (shift^k / n split as k = hi * 2^lo_bits + lo).
+fn twist_elems(log_n: u32) -> u64 {
+    let lo = log_n.min(126).div_ceil(2);
+    let shl = |k: u32| 1u64.checked_shl(k).unwrap_or(u64::MAX);
+    shl(lo).saturating_add(shl(log_n.min(126) - lo))
+}
+
+/// Partial sums of a barycentric evaluation: up to 64 slices per column.
+fn ood_partials(rows: u64, width: u64) -> u64 {
+    matrix_bytes(rows.div_ceil(4096).clamp(1, 64), width.saturating_mul(3))
+}
+
+/// What one operation allocates on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageAlloc {
+    /// The results it returns on the device (kept by the caller).
+    pub output: u64,
+    /// Buffers it frees before it returns.
+    pub scratch: u64,
+}
+
+impl StageAlloc {
+    pub fn total(&self) -> u64 {
+        self.output.saturating_add(self.scratch)
     }
 }
 
-/// Bytes resident for the whole prove of this table (what stays on the
-/// device from its commit to the queries), plus the largest transient
-/// stage on top.
-pub fn table_device_set(d: &TableDims) -> u64 {
+/// What one call of `stage` allocates, for operands described by `d`:
+/// - upload, download: one n x `main_width` matrix;
+/// - ntt, intt: n x `main_width` in, the same out;
+/// - coset-lde: n x `main_width` in, extended by 2^log_blowup;
+/// - merkle-commit, merkle-open: n rows of `main_width` (the openings'
+///   row gathers are a few KiB and not counted);
+/// - logup-aux: n rows of `fixed_width` + `main_width` in, `aux_width`
+///   extension columns out;
+/// - compose: the LDEs (lde_rows of `fixed_width` + `main_width` + 3
+///   `aux_width`) in, one extension column out;
+/// - quotient-split: the quotient (lde_rows x 3) in, `parts` out;
+/// - out-of-domain: n x `main_width` in (n is the size of its domain);
+/// - deep: lde_rows x `main_width` in (every column at one point);
+/// - fri-fold: a layer of lde_rows x 3 folded by 2^log_blowup to n rows;
+///   `main_width` counts the output's 3 columns and a roll-in's 3;
+/// - grind: nothing but the result word.
+pub fn stage_alloc(stage: Stage, d: &TableDims) -> StageAlloc {
+    let (n, big, w) = (d.n(), d.lde_rows(), d.main_width);
+    let (output, scratch) = match stage {
+        Stage::Upload => (matrix_bytes(n, w), 0),
+        Stage::Download | Stage::MerkleOpen => (0, 0),
+        Stage::Ntt | Stage::InverseNtt => (matrix_bytes(n, w), 0),
+        // The inverse transform's coefficients, then the twist tables.
+        Stage::CosetLde => (matrix_bytes(big, w), add(&[matrix_bytes(n, w), ELEM * twist_elems(d.log_n)])),
+        Stage::MerkleCommit => (tree_bytes(n), 0),
+        // Block totals of the running-sum scan (2^11 rows a block), and
+        // theirs.
+        Stage::LogUp => {
+            let blocks = n.div_ceil(2048) + n.div_ceil(2048 * 2048) + 1;
+            (matrix_bytes(n, d.aux_width.saturating_mul(3)), matrix_bytes(blocks, 3))
+        }
+        // The denominators 1 / (x^n - 1) take 2^log_blowup values.
+        Stage::Compose => (matrix_bytes(big, 3), matrix_bytes(1 << d.log_blowup.min(32), 1)),
+        Stage::QuotientSplit => (matrix_bytes(big, d.parts.saturating_mul(3)), add(&[matrix_bytes(big, 3), ELEM])),
+        // Barycentric weights and per-slice partial sums.
+        Stage::OutOfDomain => (0, add(&[matrix_bytes(n, 3), ood_partials(n, w)])),
+        Stage::Deep => (matrix_bytes(big, 3), matrix_bytes(big, 3)),
+        Stage::FriFold => (matrix_bytes(n, 3), 0),
+        Stage::Grind => (0, ELEM),
+    };
+    StageAlloc { output, scratch }
+}
+
+/// Bytes of the operands a call of `stage` reads (same conventions).
+pub fn stage_inputs(stage: Stage, d: &TableDims) -> u64 {
+    let (n, big, w) = (d.n(), d.lde_rows(), d.main_width);
+    match stage {
+        Stage::Upload | Stage::Grind => 0,
+        Stage::Download | Stage::Ntt | Stage::InverseNtt | Stage::CosetLde | Stage::OutOfDomain => matrix_bytes(n, w),
+        Stage::MerkleCommit => matrix_bytes(n, w),
+        Stage::MerkleOpen => add(&[matrix_bytes(n, w), tree_bytes(n)]),
+        Stage::LogUp => matrix_bytes(n, d.fixed_width + w),
+        Stage::Compose => matrix_bytes(big, d.trace_width()),
+        Stage::QuotientSplit => matrix_bytes(big, 3),
+        Stage::Deep => matrix_bytes(big, w),
+        // The layer, and the roll-in when main_width counts one.
+        Stage::FriFold => add(&[matrix_bytes(big, 3), matrix_bytes(n, w.saturating_sub(3))]),
+    }
+}
+
+/// Bytes the device holds at once while running one call of `stage`: its
+/// inputs, its outputs and its scratch (what the pool's high-water mark
+/// reaches over the bytes already in use before the call, plus the
+/// inputs).
+pub fn stage_bytes(stage: Stage, d: &TableDims) -> u64 {
+    stage_inputs(stage, d).saturating_add(stage_alloc(stage, d).total())
+}
+
+/// Bytes the prover keeps on the device for one table from its upload to
+/// its queries: the traces (fixed, main, auxiliary), their LDEs and the
+/// quotient parts, their trees, and (counted per table, so an upper bound
+/// when tables share a height) the DEEP codeword and the FRI layers with
+/// their trees.
+pub fn table_resident(d: &TableDims) -> u64 {
     let (n, big) = (d.n(), d.lde_rows());
-    let aux = 3 * d.aux_width;
-    let resident = matrix_bytes(n, d.main_width + aux)
-        + matrix_bytes(big, d.main_width + aux + 3 * d.parts)
-        + tree_bytes(big) * (1 + u64::from(d.aux_width > 0) + 1)
-        // DEEP quotient and the FRI layers with their trees (geometric sum).
-        + 2 * (matrix_bytes(big, 3) + tree_bytes(big));
-    let transient = Stage::ALL.iter().map(|&s| stage_bytes(s, d)).max().unwrap_or(0);
-    resident + transient
+    let trees = 2 + u64::from(d.aux_width > 0);
+    let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
+    add(&[
+        matrix_bytes(n, d.trace_width()),
+        matrix_bytes(big, d.trace_width().saturating_add(d.parts.saturating_mul(3))),
+        tree_bytes(big).saturating_mul(trees),
+        deep_fri,
+    ])
+}
+
+/// The most a table holds on top of its resident set at any stage: the
+/// LDE's coefficient scratch of its widest matrix, or the quotient with
+/// the split's coefficients (both lde_rows x 3), or an out-of-domain
+/// evaluation's weights over the LDE domain with its partial sums.
+pub fn table_transient(d: &TableDims) -> u64 {
+    let lde = TableDims::matrix(d.log_n, d.log_blowup, d.widest() as usize);
+    let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
+    let lde_domain = d.log_n.saturating_add(d.log_blowup);
+    let ood = stage_alloc(Stage::OutOfDomain, &TableDims::matrix(lde_domain, 0, d.parts.saturating_mul(3) as usize));
+    stage_alloc(Stage::CosetLde, &lde).scratch.max(split).max(ood.scratch)
+}
+
+/// Everything one table can hold at once: resident plus transient.
+pub fn table_device_set(d: &TableDims) -> u64 {
+    table_resident(d).saturating_add(table_transient(d))
+}
+
+/// The device bytes one proof reserves before it starts: every table's
+/// resident set, and each table's transient room (tables of a round run at
+/// once, each one stage at a time).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceSet {
+    pub tables: Vec<TableDims>,
+}
+
+impl DeviceSet {
+    pub fn resident(&self) -> u64 {
+        add(&self.tables.iter().map(table_resident).collect::<Vec<_>>())
+    }
+    pub fn transient(&self) -> u64 {
+        add(&self.tables.iter().map(table_transient).collect::<Vec<_>>())
+    }
+    pub fn bytes(&self) -> u64 {
+        self.resident().saturating_add(self.transient())
+    }
+}
+
+/// Device memory held for a proof until dropped (see
+/// `BackendBase::reserve`). A backend without a memory gate returns
+/// [`Reservation::none`].
+pub struct Reservation {
+    bytes: u64,
+    _guard: Option<Box<dyn Send + Sync>>,
+}
+
+impl Reservation {
+    /// Nothing held.
+    pub fn none() -> Reservation {
+        Reservation { bytes: 0, _guard: None }
+    }
+    /// `bytes` held until `guard` is dropped.
+    pub fn held(bytes: u64, guard: Box<dyn Send + Sync>) -> Reservation {
+        Reservation { bytes, _guard: Some(guard) }
+    }
+    /// Reservations of several backends (a cross-check's two sides), held
+    /// and released together.
+    pub fn both(a: Reservation, b: Reservation) -> Reservation {
+        Reservation { bytes: a.bytes.saturating_add(b.bytes), _guard: Some(Box::new((a, b))) }
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Reservation({} bytes)", self.bytes)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const VM_CPU: TableDims =
+        TableDims { log_n: 20, log_blowup: 1, fixed_width: 0, main_width: 63, aux_width: 4, parts: 2 };
+
     #[test]
-    fn model_pins_a_2_20_by_64_table() {
-        let d = TableDims { log_n: 20, log_blowup: 2, fixed_width: 0, main_width: 64, aux_width: 4, parts: 2 };
-        // The LDE of 64 columns at 2^22 rows is 2 GiB.
+    fn per_operation_model_pins_a_2_20_by_64_lde() {
+        let d = TableDims::matrix(20, 2, 64);
+        // The LDE of 64 columns at 2^22 rows is 2 GiB, its input 512 MiB,
+        // and the coefficient scratch another 512 MiB.
         assert_eq!(matrix_bytes(d.lde_rows(), 64), 2 << 30);
-        assert_eq!(stage_bytes(Stage::CosetLde, &d), (512 << 20) + (4 << 30));
-        let set = table_device_set(&d);
-        assert!(set > 3 << 30 && set < 12 << 30, "{set}");
+        let a = stage_alloc(Stage::CosetLde, &d);
+        assert_eq!(a.output, 2 << 30);
+        assert_eq!(a.scratch, (512 << 20) + 8 * 2048);
+        assert_eq!(stage_bytes(Stage::CosetLde, &d), (3 << 30) + 8 * 2048);
+        // A commit of the LDE adds its tree (2^23 - 1 digests).
+        let c = TableDims::matrix(22, 0, 64);
+        assert_eq!(stage_bytes(Stage::MerkleCommit, &c), (2 << 30) + ((1 << 23) - 1) * 32);
+        // Folding by 4 with a roll-in: layer in, output and roll-in of a quarter.
+        let f = TableDims { log_n: 20, log_blowup: 2, main_width: 6, ..TableDims::default() };
+        assert_eq!(stage_bytes(Stage::FriFold, &f), 3 * 8 * (1 << 22) + 2 * 3 * 8 * (1 << 20));
+    }
+
+    #[test]
+    fn table_model_pins_the_vm_cpu_table() {
+        let set = table_device_set(&VM_CPU);
+        // Traces 2^20 x 75, LDEs 2^21 x 81, three trees of 2^21 leaves, DEEP
+        // and FRI bounds: 2.57 GiB resident; the LDE scratch (504 MiB) is
+        // the transient peak.
+        assert_eq!(table_transient(&VM_CPU), matrix_bytes(1 << 20, 63) + 8 * 2048);
+        assert!(set > 3 << 30 && set < 4 << 30, "{set}");
         // Doubling the height doubles the set (within rounding of trees).
-        let d2 = TableDims { log_n: 21, ..d };
+        let d2 = TableDims { log_n: 21, ..VM_CPU };
         let ratio = table_device_set(&d2) as f64 / set as f64;
         assert!((ratio - 2.0).abs() < 0.01, "{ratio}");
+        let proof = DeviceSet { tables: vec![VM_CPU, TableDims { log_n: 18, ..VM_CPU }] };
+        assert_eq!(proof.bytes(), set + table_device_set(&TableDims { log_n: 18, ..VM_CPU }));
+    }
+
+    #[test]
+    fn a_narrow_tall_table_peaks_at_the_split() {
+        // Two columns: the quotient and the split's coefficients (2 x 3
+        // columns of the LDE) outweigh the LDE scratch.
+        let d = TableDims { log_n: 16, log_blowup: 2, main_width: 2, parts: 4, ..TableDims::default() };
+        assert_eq!(table_transient(&d), 2 * matrix_bytes(1 << 18, 3) + 8);
+    }
+
+    #[test]
+    fn a_reservation_holds_its_guards_until_dropped() {
+        use std::sync::Arc;
+        let (a, b) = (Arc::new(()), Arc::new(()));
+        let r = Reservation::both(
+            Reservation::held(5, Box::new(a.clone())),
+            Reservation::both(Reservation::none(), Reservation::held(7, Box::new(b.clone()))),
+        );
+        assert_eq!(r.bytes(), 12);
+        assert_eq!((Arc::strong_count(&a), Arc::strong_count(&b)), (2, 2));
+        drop(r);
+        assert_eq!((Arc::strong_count(&a), Arc::strong_count(&b)), (1, 1));
+    }
+
+    #[test]
+    fn lanes_are_never_handed_out_twice() {
+        use crate::backend::Lane;
+        let lanes: Vec<Lane> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4).map(|_| s.spawn(|| (0..1000).map(|_| Lane::fresh()).collect::<Vec<_>>())).collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let mut sorted = lanes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), lanes.len());
+        assert!(!lanes.contains(&Lane::NONE));
+    }
+
+    #[test]
+    fn shapes_past_u64_saturate_instead_of_overflowing() {
+        let d = TableDims::matrix(63, 5, 1 << 20);
+        assert_eq!(stage_bytes(Stage::Upload, &d), u64::MAX);
+        assert!(table_device_set(&d) > 0);
     }
 }

@@ -24,7 +24,7 @@ use crate::hash::{Digest, HashKind};
 use crate::ir::ConstraintSystem;
 use crate::logup::LogUp;
 use crate::matrix::ColMatrix;
-use crate::memory::{matrix_bytes, tree_bytes};
+use crate::memory::{matrix_bytes, tree_bytes, TableDims};
 use crate::validate;
 use std::borrow::{Borrow, Cow};
 
@@ -494,6 +494,48 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
         }
     }
 
+    /// The op's operands in the memory model's per-operation terms (see
+    /// [`crate::memory::stage_alloc`]): what a memory gate admits it with
+    /// and what a check of the model against a device measures it by.
+    pub fn dims(&self) -> TableDims {
+        let log = |rows: usize| rows.max(1).trailing_zeros();
+        let one = |m: &M, log_blowup: u32| TableDims::matrix(log(m.height()), log_blowup, m.width());
+        match self {
+            Op::Upload(m) => TableDims::matrix(log(m.height()), 0, m.width()),
+            Op::Download(m) | Op::Reshape { m, .. } | Op::Ntt(m) | Op::Intt(m) => one(m, 0),
+            Op::CosetLde { m, log_blowup, .. } => one(m, *log_blowup),
+            Op::Commit { m, .. } | Op::Open { m, .. } => one(m, 0),
+            Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
+            Op::LogUpAux { logup, main, fixed, .. } => TableDims {
+                fixed_width: fixed.as_ref().map_or(0, |f| f.width() as u64),
+                aux_width: logup.aux_width() as u64,
+                ..one(main, 0)
+            },
+            Op::Compose(c) => {
+                let log_n = c.log_trace_height;
+                TableDims {
+                    fixed_width: c.fixed.as_ref().map_or(0, |f| f.width() as u64),
+                    aux_width: c.aux.as_ref().map_or(0, |a| a.width() as u64).div_ceil(3),
+                    ..TableDims::matrix(log_n, c.domain.log_size.saturating_sub(log_n), c.main.width())
+                }
+            }
+            Op::SplitQuotient { domain, log_trace_height, parts, .. } => TableDims {
+                parts: *parts as u64,
+                ..TableDims::matrix(*log_trace_height, domain.log_size.saturating_sub(*log_trace_height), 0)
+            },
+            Op::DeepQuotient { domain, points } => {
+                let width = points.iter().map(|p| p.columns.iter().map(|c| c.matrix.width()).sum::<usize>()).max();
+                TableDims::matrix(domain.log_size, 0, width.unwrap_or(0))
+            }
+            Op::FriFold { domain, log_arity, roll_in, .. } => TableDims::matrix(
+                domain.log_size.saturating_sub(*log_arity),
+                *log_arity,
+                3 + 3 * usize::from(roll_in.is_some()),
+            ),
+            Op::Grind { .. } => TableDims::default(),
+        }
+    }
+
     /// For an op whose result comes back to the host (download, open,
     /// evaluate_at, grind): its bytes.
     pub fn result_bytes(&self) -> Option<u64> {
@@ -555,5 +597,56 @@ impl<M, T> Out<M, T> {
             table: ctx.table.to_string(),
             message: format!("the backend's hook returned {} where {want} was expected", self.kind()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{stage_alloc, stage_bytes};
+
+    struct S(usize, usize);
+    impl DeviceMatrix for S {
+        fn height(&self) -> usize {
+            self.0
+        }
+        fn width(&self) -> usize {
+            self.1
+        }
+    }
+    struct T;
+    impl DeviceTree for T {
+        fn root(&self) -> Digest {
+            Digest::default()
+        }
+        fn leaves(&self) -> usize {
+            1
+        }
+        fn hash(&self) -> HashKind {
+            HashKind::Blake3
+        }
+    }
+
+    #[test]
+    fn dims_follow_the_memory_models_conventions() {
+        let (layer, g) = (S(1 << 12, 3), S(1 << 10, 3));
+        let fold: Op<&S, &T> = Op::FriFold {
+            layer: &layer,
+            domain: Coset::new(12, F::ONE),
+            log_arity: 2,
+            beta: Ext::ZERO,
+            roll_in: Some((&g, Ext::ZERO)),
+        };
+        assert_eq!(fold.dims(), TableDims::matrix(10, 2, 6));
+        let fold_bytes = matrix_bytes(1 << 12, 3) + 2 * matrix_bytes(1 << 10, 3);
+        assert_eq!(stage_bytes(fold.stage(), &fold.dims()), fold_bytes);
+        let trace = S(1 << 8, 5);
+        let lde: Op<&S, &T> = Op::CosetLde { m: &trace, log_blowup: 2, shift: F::ONE };
+        assert_eq!(stage_alloc(lde.stage(), &lde.dims()).output, matrix_bytes(1 << 10, 5));
+        let q = S(1 << 10, 3);
+        let split: Op<&S, &T> =
+            Op::SplitQuotient { q: &q, domain: Coset::new(10, F::ONE), log_trace_height: 8, parts: 2 };
+        assert_eq!(split.dims(), TableDims { parts: 2, ..TableDims::matrix(8, 2, 0) });
+        assert_eq!(stage_alloc(split.stage(), &split.dims()).output, matrix_bytes(1 << 10, 6));
     }
 }

@@ -16,7 +16,7 @@
 //! `BackendError::Device`, not a panic.
 
 use crate::backend::{
-    Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, FriOps,
+    Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, FriOps, Lane,
     LogUpInputs, LogUpOps, MerkleOps, NttOps, RowOpening,
 };
 use crate::domain::Coset;
@@ -25,6 +25,7 @@ use crate::ext::Ext;
 use crate::field::F;
 use crate::hash::{Digest, HashKind};
 use crate::matrix::ColMatrix;
+use crate::memory::{DeviceSet, Reservation};
 use crate::op::{ComposeOp, DeepOpPoint, Op, Out};
 use std::borrow::Cow;
 
@@ -40,6 +41,10 @@ pub trait OpHook: Send + Sync {
 
     /// See [`BackendBase::drain`]; a wrapper drains what it wraps.
     fn drain(&self) -> Result<()>;
+
+    /// See [`BackendBase::reserve`]; a wrapper reserves on the device
+    /// backends it wraps.
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation>;
 }
 
 /// A backend that wraps another and keeps its data types: one hook,
@@ -61,6 +66,10 @@ pub trait Wrapper: Send + Sync {
     fn drain(&self) -> Result<()> {
         self.inner().drain()
     }
+
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        self.inner().reserve(ctx, lanes, set)
+    }
 }
 
 /// The inner backend's matrix type of a [`Wrapper`].
@@ -80,6 +89,9 @@ impl<W: Wrapper> OpHook for W {
     }
     fn drain(&self) -> Result<()> {
         Wrapper::drain(self)
+    }
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        Wrapper::reserve(self, ctx, lanes, set)
     }
 }
 
@@ -115,6 +127,9 @@ impl<H: OpHook> BackendBase for H {
     }
     fn drain(&self) -> Result<()> {
         OpHook::drain(self)
+    }
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        OpHook::reserve(self, ctx, lanes, set)
     }
 }
 

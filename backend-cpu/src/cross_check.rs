@@ -8,8 +8,8 @@
 //! both sides, run, and its two results compared by kind.
 
 use backend_api::{
-    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceTree, Digest, HashKind, Op, OpHook, Out,
-    Result, Stage,
+    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane,
+    Op, OpHook, Out, Reservation, Result, Stage,
 };
 
 /// The same value on both backends.
@@ -206,5 +206,9 @@ impl<A: Backend, B: Backend> OpHook for CrossCheck<A, B> {
     fn drain(&self) -> Result<()> {
         self.left.drain()?;
         self.right.drain()
+    }
+
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        Ok(Reservation::both(self.left.reserve(ctx, lanes, set)?, self.right.reserve(ctx, lanes, set)?))
     }
 }

@@ -10,11 +10,14 @@
 //! operation takes the same path, described once.
 //!
 //! Recomputing a stage needs its inputs on the host. Each matrix therefore
-//! remembers how it was made (its recipe: the `Op` itself, holding its
-//! input matrices): the host copy comes from a download when the device
-//! allows one, and otherwise from replaying the recipe on the reference
-//! backend. So the proof is byte-identical whichever
-//! path ran, even when transfers themselves are declined.
+//! remembers how it was made (its recipe: the `Op` itself, over its
+//! inputs' lineages): the host copy comes from a download while the
+//! device buffer is still held, and otherwise from replaying the recipe on
+//! the reference backend. So the proof is byte-identical whichever path
+//! ran, even when transfers themselves are declined. A recipe holds its
+//! inputs' host-side lineage, never their device buffers: dropping a
+//! matrix frees its device memory even when later matrices were made from
+//! it (the fixed LDE is freed after composition, not at the proof's end).
 //!
 //! Host memory exhaustion (`BackendError::HostAlloc`, from either backend)
 //! is not a decline: it is returned at once, neither retried nor
@@ -23,12 +26,12 @@
 
 use crate::{CpuBackend, CpuMatrix, CpuTree};
 use backend_api::{
-    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceTree, Digest, HashKind, MerkleOps, Op,
-    OpHook, Out, Result, Stage,
+    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane,
+    MerkleOps, Op, OpHook, Out, Reservation, Result, Stage,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// What to do when a stage is declined again after the retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -116,8 +119,10 @@ fn slot(stage: Stage) -> usize {
 }
 
 /// A matrix on the device, or recomputed on the host when the device
-/// declined, with the recipe that made it.
-pub struct RMatrix<M>(Arc<Inner<M>>);
+/// declined, with the recipe that made it. Dropping the last handle frees
+/// the device buffer: recipes of later matrices hold only the host-side
+/// [`Lineage`], never a device buffer, so recovery pins no device memory.
+pub struct RMatrix<M>(Arc<Held<M>>);
 
 impl<M> Clone for RMatrix<M> {
     fn clone(&self) -> Self {
@@ -125,12 +130,21 @@ impl<M> Clone for RMatrix<M> {
     }
 }
 
-struct Inner<M> {
+/// What a handle holds: the device buffer, and its lineage.
+struct Held<M> {
+    dev: Option<M>,
+    lineage: Arc<Lineage<M>>,
+}
+
+/// How to get a matrix on the host: its host copy once made, its device
+/// buffer while a handle still holds it (a download), else its recipe
+/// replayed on the reference backend from its inputs' lineages.
+struct Lineage<M> {
     height: usize,
     width: usize,
-    dev: Option<M>,
     host: OnceLock<CpuMatrix>,
     recipe: Recipe<M>,
+    held: Weak<Held<M>>,
 }
 
 enum Recipe<M> {
@@ -138,15 +152,24 @@ enum Recipe<M> {
     /// host copy is always set.
     Host,
     /// The op that made it on the device, to replay on the reference.
-    Op(Box<Op<'static, RMatrix<M>, ()>>),
+    Op(Box<Op<'static, Arc<Lineage<M>>, ()>>),
+}
+
+impl<M> RMatrix<M> {
+    fn make(dev: Option<M>, height: usize, width: usize, host: OnceLock<CpuMatrix>, recipe: Recipe<M>) -> Self {
+        RMatrix(Arc::new_cyclic(|held| Held {
+            dev,
+            lineage: Arc::new(Lineage { height, width, host, recipe, held: held.clone() }),
+        }))
+    }
 }
 
 impl<M: DeviceMatrix> DeviceMatrix for RMatrix<M> {
     fn height(&self) -> usize {
-        self.0.height
+        self.0.lineage.height
     }
     fn width(&self) -> usize {
-        self.0.width
+        self.0.lineage.width
     }
 }
 
@@ -160,18 +183,23 @@ impl<M> RMatrix<M> {
     }
 }
 
-/// A Merkle tree on the device, or rebuilt on the host.
+/// A Merkle tree on the device, or rebuilt on the host. The root is read
+/// from the device tree when first asked for (a device backend may still
+/// be computing it when the tree is returned).
 pub struct RTree<T> {
     dev: Option<T>,
+    /// Set at creation when there is no device tree.
     host: OnceLock<CpuTree>,
-    root: Digest,
     leaves: usize,
     hash: HashKind,
 }
 
 impl<T: DeviceTree> DeviceTree for RTree<T> {
     fn root(&self) -> Digest {
-        self.root
+        match &self.dev {
+            Some(d) => d.root(),
+            None => self.host.get().map(|h| h.root()).unwrap_or_default(),
+        }
     }
     fn leaves(&self) -> usize {
         self.leaves
@@ -232,7 +260,18 @@ impl<B: Backend> Resilient<B> {
 
     /// Runs a device attempt with the policy's drain and retry. Returns
     /// `Ok(None)` when the stage should be recomputed on the host.
-    fn attempt<T>(&self, stage: Stage, ctx: &Ctx, mut op: impl FnMut() -> Result<T>) -> Result<Option<T>> {
+    fn attempt<T>(&self, stage: Stage, ctx: &Ctx, op: impl FnMut() -> Result<T>) -> Result<Option<T>> {
+        let then = || format!("recomputing {stage} for table {} on the reference backend", ctx.table);
+        self.attempt_then(stage, op, then)
+    }
+
+    /// [`Resilient::attempt`], logging `then()` when the device gives up.
+    fn attempt_then<T>(
+        &self,
+        stage: Stage,
+        mut op: impl FnMut() -> Result<T>,
+        then: impl FnOnce() -> String,
+    ) -> Result<Option<T>> {
         let mut err = match op() {
             Ok(v) => return Ok(Some(v)),
             Err(e) if e.is_decline() => e,
@@ -258,7 +297,7 @@ impl<B: Backend> Resilient<B> {
             OnDecline::Strict => Err(err),
             OnDecline::Recompute => {
                 self.count(&self.counters.recomputed, stage);
-                log::warn!("{err}; recomputing {stage} for table {} on the reference backend", ctx.table);
+                log::warn!("{err}; {}", then());
                 Ok(None)
             }
         }
@@ -268,20 +307,27 @@ impl<B: Backend> Resilient<B> {
 /// The two paths every op takes: the device, else the reference.
 impl<B: Backend> Resilient<B> {
     /// The host copy of a matrix: cached, downloaded, or replayed. Kept in
-    /// the matrix, so the borrow lives as long as the matrix's.
+    /// the matrix's lineage, so the borrow lives as long as the matrix's.
     fn host_ref<'m>(&self, ctx: &Ctx, m: &'m RM<B>) -> Result<&'m CpuMatrix> {
-        if let Some(h) = m.0.host.get() {
+        self.host_of(ctx, &m.0.lineage)
+    }
+
+    fn host_of<'l>(&self, ctx: &Ctx, l: &'l Lineage<B::Matrix>) -> Result<&'l CpuMatrix> {
+        if let Some(h) = l.host.get() {
             return Ok(h);
         }
-        let downloaded = match m.dev() {
+        // Held only for the download: a handle still holds it.
+        let held = l.held.upgrade();
+        let downloaded = match held.as_ref().and_then(|h| h.dev.as_ref()) {
             Some(d) => self.attempt(Stage::Download, ctx, || self.device.download(ctx, d))?,
             None => None,
         };
+        drop(held);
         let h = match downloaded {
             Some(h) => CpuMatrix::from_host(&h),
-            None => self.replay(ctx, &m.0.recipe)?,
+            None => self.replay(ctx, &l.recipe)?,
         };
-        Ok(m.0.host.get_or_init(|| h))
+        Ok(l.host.get_or_init(|| h))
     }
 
     /// Recomputes a matrix from its recipe on the reference backend.
@@ -295,7 +341,7 @@ impl<B: Backend> Resilient<B> {
             return Err(internal("host copy of a host-made matrix is missing"));
         };
         let no_tree = |_: &()| -> Result<&CpuTree> { Err(internal("a recipe holds no tree")) };
-        let on_host = op.try_map(|m| self.host_ref(ctx, m), no_tree)?;
+        let on_host = op.try_map(|l| self.host_of(ctx, l), no_tree)?;
         match on_host.dispatch(&self.reference, ctx)? {
             Out::Matrix(m) | Out::LogUp(m, _) => Ok(m),
             other => Err(other.wrong(op.stage(), ctx, "a matrix")),
@@ -304,13 +350,8 @@ impl<B: Backend> Resilient<B> {
 
     fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<RM<B>> {
         let dev = self.attempt(Stage::Upload, ctx, || self.device.upload(ctx, m))?;
-        Ok(RMatrix(Arc::new(Inner {
-            height: m.height(),
-            width: m.width(),
-            dev,
-            host: OnceLock::from(CpuMatrix::from_host(m)),
-            recipe: Recipe::Host,
-        })))
+        let host = OnceLock::from(CpuMatrix::from_host(m));
+        Ok(RMatrix::make(dev, m.height(), m.width(), host, Recipe::Host))
     }
 
     /// Runs `op` on the device when every input is there, with drain and
@@ -323,22 +364,11 @@ impl<B: Backend> Resilient<B> {
             return Ok(None);
         };
         let made = |dev: B::Matrix| {
-            let recipe = Recipe::Op(Box::new(op.map(|m| (*m).clone(), |_| ()).into_owned()));
-            RMatrix(Arc::new(Inner {
-                height: dev.height(),
-                width: dev.width(),
-                dev: Some(dev),
-                host: OnceLock::new(),
-                recipe,
-            }))
+            let recipe = Recipe::Op(Box::new(op.map(|m| m.0.lineage.clone(), |_| ()).into_owned()));
+            let (h, w) = (dev.height(), dev.width());
+            RMatrix::make(Some(dev), h, w, OnceLock::new(), recipe)
         };
-        let tree = |t: B::Tree| RTree {
-            root: t.root(),
-            leaves: t.leaves(),
-            hash: t.hash(),
-            dev: Some(t),
-            host: OnceLock::new(),
-        };
+        let tree = |t: B::Tree| RTree { leaves: t.leaves(), hash: t.hash(), dev: Some(t), host: OnceLock::new() };
         Ok(Some(out.map(made, tree)))
     }
 
@@ -359,17 +389,10 @@ impl<B: Backend> Resilient<B> {
         let host_op = op.try_map(|m| self.host_ref(ctx, m), |t| t.host.get().ok_or_else(missing))?;
         let made = |host: CpuMatrix| -> Result<RM<B>> {
             let dev = self.attempt(Stage::Upload, ctx, || self.device.upload(ctx, &host.to_host()))?;
-            Ok(RMatrix(Arc::new(Inner {
-                height: host.height(),
-                width: host.width(),
-                dev,
-                host: OnceLock::from(host),
-                recipe: Recipe::Host,
-            })))
+            let (h, w) = (host.height(), host.width());
+            Ok(RMatrix::make(dev, h, w, OnceLock::from(host), Recipe::Host))
         };
-        let tree = |t: CpuTree| {
-            Ok(RTree { root: t.root(), leaves: t.leaves(), hash: t.hash(), dev: None, host: OnceLock::from(t) })
-        };
+        let tree = |t: CpuTree| Ok(RTree { leaves: t.leaves(), hash: t.hash(), dev: None, host: OnceLock::from(t) });
         host_op.dispatch(&self.reference, ctx)?.try_map(made, tree)
     }
 }
@@ -402,5 +425,101 @@ impl<B: Backend> OpHook for Resilient<B> {
 
     fn drain(&self) -> Result<()> {
         self.device.drain()
+    }
+
+    /// A declined reservation takes the policy's path: drain and retry,
+    /// then under `Recompute` the proof runs unreserved (each stage is
+    /// admitted on its own, and recomputed here if declined), under
+    /// `Strict` the decline is returned. Counted under the upload stage,
+    /// the proof's first.
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let then = || "proving without a reservation: each stage is admitted on its own".to_string();
+        let held = self.attempt_then(Stage::Upload, || self.device.reserve(ctx, lanes, set), then)?;
+        Ok(held.unwrap_or_else(Reservation::none))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use backend_api::{NttOps, F, GENERATOR};
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+    /// A "device" that counts its live matrices and can decline everything.
+    #[derive(Default)]
+    struct Tracked {
+        cpu: CpuBackend,
+        live: Arc<AtomicUsize>,
+        decline: AtomicBool,
+    }
+
+    struct Live(Arc<AtomicUsize>);
+    impl Drop for Live {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A matrix and its live count, given back on drop.
+    struct TMatrix(CpuMatrix, #[allow(dead_code)] Live);
+    impl DeviceMatrix for TMatrix {
+        fn height(&self) -> usize {
+            self.0.height()
+        }
+        fn width(&self) -> usize {
+            self.0.width()
+        }
+    }
+
+    impl OpHook for Tracked {
+        type Matrix = TMatrix;
+        type Tree = CpuTree;
+        fn name(&self) -> &str {
+            "tracked"
+        }
+        fn run(&self, ctx: &Ctx, op: Op<'_, &TMatrix, &CpuTree>) -> Result<Out<TMatrix, CpuTree>> {
+            if self.decline.load(Ordering::SeqCst) {
+                let (stage, table) = (op.stage(), ctx.table.to_string());
+                let reason = "test".to_string();
+                return Err(BackendError::DeviceDecline { stage, table, requested_bytes: 1, free_bytes: 0, reason });
+            }
+            let out = op.map(|m| &m.0, |t| *t).dispatch(&self.cpu, ctx)?;
+            Ok(out.map(
+                |m| {
+                    self.live.fetch_add(1, Ordering::SeqCst);
+                    TMatrix(m, Live(self.live.clone()))
+                },
+                |t| t,
+            ))
+        }
+        fn drain(&self) -> Result<()> {
+            Ok(())
+        }
+        fn reserve(&self, _ctx: &Ctx, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
+            Ok(Reservation::none())
+        }
+    }
+
+    #[test]
+    fn recipes_pin_no_device_memory_and_still_recover() {
+        let r = Resilient::new(Tracked::default(), RecoveryPolicy::default());
+        let live = r.device().live.clone();
+        let ctx = Ctx::table("t");
+        let host = ColMatrix::new(2, 16, (0..32u64).map(|i| F::new(i * i + 7)).collect());
+        let trace = r.upload(&ctx, &host).unwrap();
+        let lde = r.coset_lde(&ctx, &trace, 2, GENERATOR).unwrap();
+        assert_eq!(live.load(Ordering::SeqCst), 2);
+        drop(trace);
+        assert_eq!(live.load(Ordering::SeqCst), 1, "the LDE's recipe kept the trace on the device");
+        // The device now declines everything, downloads too: the LDE's host
+        // copy is replayed from its recipe over the trace's host copy.
+        r.device().decline.store(true, Ordering::SeqCst);
+        let got = r.download(&ctx, &lde).unwrap();
+        let cpu = CpuBackend::new();
+        let want = cpu.download(&ctx, &cpu.coset_lde(&ctx, &cpu.upload(&ctx, &host).unwrap(), 2, GENERATOR).unwrap());
+        assert_eq!(got, want.unwrap());
+        assert!(r.report().get(Stage::Download).recomputed > 0, "{}", r.report());
+        drop(lde);
+        assert_eq!(live.load(Ordering::SeqCst), 0);
     }
 }

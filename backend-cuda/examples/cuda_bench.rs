@@ -50,7 +50,9 @@ fn report(name: &str, ms: f64, bytes: f64) {
 }
 
 fn main() -> Result<()> {
-    let gpu = match CudaBackend::new(0) {
+    let config =
+        backend_cuda::CudaConfig::from_env().map_err(|e| backend_api::BackendError::Unavailable(e.to_string()))?;
+    let gpu = match CudaBackend::with_config(0, config) {
         Ok(g) => g,
         Err(e) => {
             println!("no CUDA device: {e}");

@@ -1,17 +1,22 @@
-//! The device side: context, stream, stream-ordered pool, pinned staging,
-//! kernel loading and launches.
+//! The device: its context, chosen by ordinal; its stream-ordered pool;
+//! kernel loading; the memory gate and the claims of reserved lanes;
+//! decline and fault sites. Streams, buffers and transfers are in
+//! `stream`.
 
 use crate::nvrtc::{self, Target};
+use crate::race::Race;
+use crate::stream::{RootSlots, StagingPool, Streams};
+use crate::{ComposeKernel, CudaConfig};
 use backend_api::fault::{FaultInjector, FaultSite};
-use backend_api::gate::Gate;
-use backend_api::{BackendError, Ctx, Stage};
-use cudarc::driver::sys::{self, CUdeviceptr};
-use cudarc::driver::{
-    result, CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
-};
+use backend_api::gate::{Claim, Gate};
+use backend_api::{BackendError, Ctx, Lane, Stage};
+use cudarc::driver::sys;
+use cudarc::driver::{result, CudaContext, CudaFunction, DriverError};
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// What `probe` reports about one device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +27,9 @@ pub struct DeviceInfo {
     pub compute_capability: (u32, u32),
     pub total_memory: usize,
     pub multiprocessors: u32,
+    /// The driver's UUID of the device ("GPU-..."): which physical card an
+    /// ordinal named, whatever `CUDA_VISIBLE_DEVICES` said.
+    pub uuid: String,
 }
 
 /// Fails with `Unavailable` unless both the driver and NVRTC libraries can
@@ -66,44 +74,18 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo, DriverError> {
     let sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
     let name = result::device::get_name(dev)?;
     let total_memory = unsafe { result::device::total_mem(dev)? };
-    Ok(DeviceInfo { ordinal, name, compute_capability: (major, minor), total_memory, multiprocessors: sms })
+    let uuid = uuid_text(&result::device::get_uuid(dev)?.bytes);
+    Ok(DeviceInfo { ordinal, name, compute_capability: (major, minor), total_memory, multiprocessors: sms, uuid })
 }
 
-/// A buffer of u64 in device memory, from the stream-ordered pool; freed
-/// in stream order on drop (safe for any later work on the same stream).
-pub(crate) struct DevBuf {
-    pub(crate) ptr: CUdeviceptr,
-    dev: Arc<Device>,
-}
-
-impl DevBuf {
-    pub(crate) fn at(&self, offset_elems: usize) -> u64 {
-        self.ptr + 8 * offset_elems as u64
-    }
-}
-
-impl Drop for DevBuf {
-    fn drop(&mut self) {
-        let _ = self.dev.ctx.bind_to_thread();
-        // SAFETY: allocated with malloc_async on this stream, freed once.
-        unsafe {
-            let _ = result::free_async(self.ptr, self.dev.stream.cu_stream());
-        }
-    }
+/// "GPU-" and the 16 bytes as 8-4-4-4-12 hex digits, as nvidia-smi prints.
+fn uuid_text(b: &[std::ffi::c_char; 16]) -> String {
+    let h: String = b.iter().map(|&c| format!("{:02x}", c as u8)).collect();
+    format!("GPU-{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
 }
 
 /// log2 of the largest NTT tile (elements held in shared memory by a block).
 pub(crate) const NTT_TILE_LOG_MAX: u32 = 13;
-const STAGING_ELEMS: usize = 8 << 20; // 64 MiB per staging buffer
-
-/// Copies through the pinned buffer with every host thread: one thread's
-/// memcpy (~5 GB/s) would otherwise bound the transfer, not the bus.
-fn parallel_copy(dst: &mut [u64], src: &[u64]) {
-    use rayon::prelude::*;
-    const PIECE: usize = 1 << 16;
-    dst.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).for_each(|(d, s)| d.copy_from_slice(s));
-}
-const SMALL_COPY: usize = 1 << 16;
 
 /// A memory pool handle.
 struct Pool(sys::CUmemoryPool);
@@ -122,129 +104,127 @@ pub(crate) struct Device {
     own_pool: bool,
     pub(crate) faults: FaultInjector,
     pub(crate) gate: Arc<Gate>,
-    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) streams: Streams,
+    pub(crate) staging: StagingPool,
+    pub(crate) roots: RootSlots,
     pub(crate) info: DeviceInfo,
     pub(crate) functions: HashMap<&'static str, CudaFunction>,
     pub(crate) ntt_tile_log: u32,
     /// Butterfly levels per shared-memory round trip, as a radix: 4 (two
-    /// levels in registers) or 2 (`KILN_CUDA_NTT_RADIX=2`).
+    /// levels in registers) or 2.
     pub(crate) ntt_radix: u32,
-    /// Coalesced first pass of natural-order transforms (`KILN_CUDA_NTT_LANES=0` turns it off).
+    /// Coalesced first pass of natural-order transforms.
     pub(crate) ntt_lanes: bool,
-    /// Most threads of an NTT block (`KILN_CUDA_NTT_THREADS`, 64..=1024;
-    /// 256 measured fastest on the H200, docs/gpu/logs/ntt-tuning.log).
+    /// Most threads of an NTT block (64..=1024; 256 measured fastest on
+    /// the H200, docs/gpu/logs/ntt-tuning.log).
     pub(crate) ntt_threads: u32,
-    /// Two pinned buffers: uploads fill one while the other is in flight.
-    staging: Mutex<Vec<PinnedHostSlice<u64>>>,
     generated: Mutex<HashMap<String, CudaFunction>>,
+    /// The claim of each reserved lane (see `CudaBackend::reserve`).
+    claims: Mutex<HashMap<Lane, Arc<Claim>>>,
+    pub(crate) admission_timeout: Duration,
+    /// Why the device can no longer be trusted (a failed event record or
+    /// root read): every later operation fails with it.
+    poisoned: Mutex<Option<String>>,
+    next_buffer: AtomicU64,
+    /// Bytes of live buffers, and the most at once (what the stages asked
+    /// the pool for, beside its own high-water mark).
+    live: AtomicU64,
+    peak_live: AtomicU64,
 }
 
 impl Device {
-    /// Opens the device and compiles (or loads from the disk cache) its
-    /// kernels, the interpreter's only when `with_interpreter`.
-    pub(crate) fn new(
-        ordinal: usize,
-        pool_limit_bytes: Option<u64>,
-        memory_budget_bytes: Option<u64>,
-        with_interpreter: bool,
-    ) -> Result<Arc<Device>, BackendError> {
+    /// Opens device `ordinal` (by the driver's ordinal only; the
+    /// environment is never consulted here) and compiles (or loads from the
+    /// disk cache) its kernels, the interpreter's only when the
+    /// configuration selects it.
+    pub(crate) fn new(ordinal: usize, config: &CudaConfig) -> Result<Arc<Device>, BackendError> {
         check_libraries()?;
         let ctx = CudaContext::new(ordinal).map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
         let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;
-        let stream = ctx.new_stream().map_err(|e| unavailable("stream creation", e))?;
-        // Keep freed blocks in the stream-ordered pool instead of returning
-        // them to the driver at every synchronization (drain trims it).
-        let (pool, own_pool) = match pool_limit_bytes {
-            None => {
-                // SAFETY: the device handle comes from the live context.
-                let p = unsafe { result::device::get_default_mem_pool(ctx.cu_device()) }
-                    .map_err(|e| unavailable("default memory pool", e))?;
-                (p, false)
-            }
-            Some(limit) => {
-                // SAFETY: zeroed props are the documented defaults; the
-                // fields set below describe pinned device memory.
-                let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
-                props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
-                props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
-                props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
-                props.location.id = ordinal as i32;
-                props.maxSize = limit as usize;
-                // SAFETY: props is a valid, initialised CUmemPoolProps.
-                let p = unsafe { result::mem_pool::create(&props) }
-                    .map_err(|e| unavailable(&format!("memory pool of {limit} bytes"), e))?;
-                (p, true)
-            }
-        };
-        // SAFETY: a live pool; the attribute takes a u64.
-        unsafe {
-            let mut threshold: u64 = u64::MAX;
-            let _ = result::mem_pool::set_attribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                &mut threshold as *mut u64 as *mut _,
-            );
-        }
+        let streams = (0..config.streams.clamp(1, 64))
+            .map(|_| ctx.new_stream())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| unavailable("stream creation", e))?;
+        let (pool, own_pool) = open_pool(&ctx, ordinal, config.pool_limit_bytes)?;
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
-        let gate = Gate::for_device(
-            &format!("cuda:{ordinal}"),
-            memory_budget_bytes,
-            free_now.saturating_sub(crate::SAFETY_MARGIN_BYTES),
-        );
-        let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
-        let modules: Vec<&kernels_cuda::Module> =
-            kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();
-        let sources: Vec<(&str, String)> = modules.iter().map(|m| (m.name, m.source())).collect();
-        let mut functions = HashMap::new();
-        for (m, image) in modules.iter().zip(compile_parallel(&sources, target)) {
-            let image = image.map_err(|e| BackendError::Unavailable(format!("kernel compilation: {e}")))?;
-            let module = ctx
-                .load_module(Ptx::from_binary(image))
-                .map_err(|e| unavailable(&format!("loading module {}", m.name), e))?;
-            for k in m.kernels {
-                let f = module.load_function(k).map_err(|e| unavailable(&format!("kernel {k}"), e))?;
-                functions.insert(*k, f);
-            }
-        }
-        // Largest NTT tile: 2^13 elements (64 KiB of shared memory) where
-        // the device allows it; `KILN_CUDA_NTT_TILE_LOG` (10..=13) overrides.
-        let wanted = std::env::var("KILN_CUDA_NTT_TILE_LOG")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map_or(NTT_TILE_LOG_MAX, |v| v.clamp(10, NTT_TILE_LOG_MAX));
-        let mut ntt_tile_log = wanted.min(12);
-        if let Some(f) = functions.get("ntt_pass") {
-            // SAFETY: a live function handle.
-            let ok = unsafe {
-                result::function::set_function_attribute(
-                    f.cu_function(),
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    8 << NTT_TILE_LOG_MAX,
-                )
-            };
-            if ok.is_ok() {
-                ntt_tile_log = wanted;
-            }
-        }
+        let gate = Gate::new(Gate::default_budget(config.memory_budget_bytes, free_now));
+        let functions = load_kernels(&ctx, &info, config.compose == ComposeKernel::Interpreted)?;
+        let ntt_tile_log = tile_log(&functions, config.ntt.tile_log);
+        let roots = RootSlots::new(&ctx).map_err(|e| unavailable("pinned root slots", e))?;
         Ok(Arc::new(Device {
             ctx,
             pool: Pool(pool),
             own_pool,
             faults: FaultInjector::new(),
             gate,
-            stream,
+            streams: Streams::new(streams, config.debug_races),
+            staging: StagingPool::new(config.staging_sets),
+            roots,
             info,
             functions,
             ntt_tile_log,
-            ntt_radix: if std::env::var("KILN_CUDA_NTT_RADIX").is_ok_and(|v| v == "2") { 2 } else { 4 },
-            ntt_lanes: std::env::var("KILN_CUDA_NTT_LANES").map_or(true, |v| v != "0"),
-            ntt_threads: std::env::var("KILN_CUDA_NTT_THREADS")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .map_or(256, |v| v.clamp(64, 1024).next_power_of_two()),
-            staging: Mutex::new(Vec::new()),
+            ntt_radix: if config.ntt.radix == 2 { 2 } else { 4 },
+            ntt_lanes: config.ntt.lanes,
+            ntt_threads: config.ntt.threads.clamp(64, 1024).next_power_of_two(),
             generated: Mutex::new(HashMap::new()),
+            claims: Mutex::new(HashMap::new()),
+            admission_timeout: config.admission_timeout.unwrap_or(Duration::from_secs(600)),
+            poisoned: Mutex::new(None),
+            next_buffer: AtomicU64::new(1),
+            live: AtomicU64::new(0),
+            peak_live: AtomicU64::new(0),
         }))
+    }
+
+    pub(crate) fn pool(&self) -> sys::CUmemoryPool {
+        self.pool.0
+    }
+
+    pub(crate) fn next_buffer_id(&self) -> u64 {
+        self.next_buffer.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A buffer of `delta` bytes made (negative: freed).
+    pub(crate) fn note_live(&self, delta: i64) {
+        if delta >= 0 {
+            let now = self.live.fetch_add(delta as u64, Ordering::AcqRel) + delta as u64;
+            self.peak_live.fetch_max(now, Ordering::AcqRel);
+        } else {
+            self.live.fetch_sub(delta.unsigned_abs(), Ordering::AcqRel);
+        }
+    }
+
+    /// (live, peak) bytes of buffers; `reset_peak` starts a new peak from now.
+    pub(crate) fn live_bytes(&self, reset_peak: bool) -> (u64, u64) {
+        let live = self.live.load(Ordering::Acquire);
+        let peak = if reset_peak {
+            self.peak_live.swap(live, Ordering::AcqRel)
+        } else {
+            self.peak_live.load(Ordering::Acquire)
+        };
+        (live, peak)
+    }
+
+    /// Marks the device untrustworthy: every later operation fails.
+    pub(crate) fn poison(&self, why: String) {
+        let mut p = self.poisoned.lock().unwrap_or_else(|p| p.into_inner());
+        p.get_or_insert(why);
+    }
+
+    /// Fails when the device is poisoned, or (checking races) when a race
+    /// was found: the error names the buffer, stage and table.
+    pub(crate) fn healthy(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        if let Some(why) = self.poisoned.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            return Err(self.err(stage, ctx, format!("the device is unusable after an earlier failure: {why}")));
+        }
+        if let Some(r) = self.races().first() {
+            return Err(self.err(stage, ctx, r));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn races(&self) -> Vec<Race> {
+        self.streams.races()
     }
 
     pub(crate) fn err(&self, stage: Stage, ctx: &Ctx, e: impl std::fmt::Display) -> BackendError {
@@ -284,160 +264,64 @@ impl Device {
         Ok(())
     }
 
-    /// Allocates `len` u64 from the stream-ordered pool; an out-of-memory
-    /// refusal (or a capped pool's) is a typed device decline.
-    pub(crate) fn alloc(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
-        let bytes = 8 * len.max(1);
-        self.check(FaultSite::Alloc(stage), stage, ctx, bytes as u64)?;
-        self.bind(stage, ctx)?;
-        let mut ptr: CUdeviceptr = 0;
-        // SAFETY: the stream and the pool are live; memory is initialised
-        // by the caller.
-        let r = unsafe { sys::cuMemAllocFromPoolAsync(&mut ptr, bytes, self.pool.0, self.stream.cu_stream()) };
-        match r.result() {
-            Ok(()) => Ok(DevBuf { ptr, dev: self.clone() }),
-            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
-                Err(self.decline(stage, ctx, bytes as u64, e.to_string()))
-            }
-            Err(e) => Err(self.err(stage, ctx, e)),
+    /// The claim `lane` works under, if its proof reserved one.
+    pub(crate) fn claim_of(&self, lane: Lane) -> Option<Arc<Claim>> {
+        if lane == Lane::NONE {
+            return None;
+        }
+        self.claims.lock().unwrap_or_else(|p| p.into_inner()).get(&lane).cloned()
+    }
+
+    /// Work on `lanes` runs under `claim` until [`Device::release_lanes`].
+    pub(crate) fn claim_lanes(&self, lanes: &[Lane], claim: &Arc<Claim>) {
+        let mut map = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        for &l in lanes.iter().filter(|&&l| l != Lane::NONE) {
+            map.insert(l, claim.clone());
         }
     }
 
-    /// Settles the device after a decline: waits for queued work and
-    /// returns the pool's cached memory to the driver.
+    pub(crate) fn release_lanes(&self, lanes: &[Lane]) {
+        let mut map = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        for l in lanes {
+            map.remove(l);
+        }
+    }
+
+    /// Settles the device after a decline: waits for queued work on every
+    /// stream and returns the pool's cached memory to the driver.
     pub(crate) fn drain(&self) -> Result<(), BackendError> {
         let ctx = Ctx::table("-");
-        self.bind(Stage::Download, &ctx)?;
-        self.sync(Stage::Download, &ctx)?;
+        self.sync_all(Stage::Download, &ctx)?;
         // SAFETY: a live pool; nothing is in flight after the sync.
         unsafe { result::mem_pool::trim_to(self.pool.0, 0) }.map_err(|e| self.err(Stage::Download, &ctx, e))
     }
 
-    pub(crate) fn zeros(self: &Arc<Self>, stage: Stage, ctx: &Ctx, len: usize) -> Result<DevBuf, BackendError> {
-        let b = self.alloc(stage, ctx, len)?;
-        // SAFETY: b is a live allocation of at least 8*len bytes.
-        unsafe { result::memset_d8_async(b.ptr, 0, 8 * len, self.stream.cu_stream()) }
-            .map_err(|e| self.err(stage, ctx, e))?;
-        Ok(b)
-    }
-
-    /// Copies host values to `dst` (elements from offset 0); large copies go
-    /// through a pinned staging buffer.
-    pub(crate) fn htod(&self, stage: Stage, ctx: &Ctx, src: &[u64], dst: CUdeviceptr) -> Result<(), BackendError> {
-        self.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
-        self.bind(stage, ctx)?;
-        let s = self.stream.cu_stream();
-        if src.len() <= SMALL_COPY {
-            // SAFETY: dst holds src.len() elements; a pageable copy is
-            // complete (staged) when the call returns.
-            unsafe { result::memcpy_htod_async(dst, src, s) }.map_err(|e| self.err(stage, ctx, e))?;
-            return self.sync(stage, ctx);
-        }
-        let mut guard = self.staging.lock().map_err(|_| self.err(stage, ctx, "staging lock poisoned"))?;
-        self.ensure_staging(&mut guard, 2, stage, ctx)?;
-        // Double buffering: the host fills one buffer while the copy engine
-        // drains the other; a buffer is refilled only after the event
-        // recorded behind its last copy has completed.
-        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
-        for (i, chunk) in src.chunks(STAGING_ELEMS).enumerate() {
-            let slot = i % 2;
-            if let Some(ev) = in_flight[slot].take() {
-                ev.synchronize().map_err(|e| self.err(stage, ctx, e))?;
+    /// The pool's (in use, high-water) bytes as the driver counts them;
+    /// `reset_high` restarts the high-water mark from the bytes in use.
+    pub(crate) fn pool_usage(&self, reset_high: bool) -> Result<(u64, u64), BackendError> {
+        let ctx = Ctx::table("-");
+        let get = |attr| -> Result<u64, BackendError> {
+            let mut v: u64 = 0;
+            // SAFETY: a live pool; these attributes are u64.
+            unsafe { result::mem_pool::get_attribute(self.pool.0, attr, &mut v as *mut u64 as *mut _) }
+                .map_err(|e| self.err(Stage::Download, &ctx, e))?;
+            Ok(v)
+        };
+        use sys::CUmemPool_attribute::*;
+        let (used, high) = (get(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?, get(CU_MEMPOOL_ATTR_USED_MEM_HIGH)?);
+        if reset_high {
+            let mut zero: u64 = 0;
+            // SAFETY: as above; setting the high-water mark to 0 resets it.
+            unsafe {
+                result::mem_pool::set_attribute(
+                    self.pool.0,
+                    CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                    &mut zero as *mut u64 as *mut _,
+                )
             }
-            let host = guard[slot].as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
-            parallel_copy(&mut host[..chunk.len()], chunk);
-            let d = dst + (8 * i * STAGING_ELEMS) as u64;
-            // SAFETY: this buffer is not written again until the event
-            // recorded right after this copy has completed.
-            unsafe { result::memcpy_htod_async(d, &host[..chunk.len()], s) }.map_err(|e| self.err(stage, ctx, e))?;
-            let ev = self.ctx.new_event(None).map_err(|e| self.err(stage, ctx, e))?;
-            ev.record(&self.stream).map_err(|e| self.err(stage, ctx, e))?;
-            in_flight[slot] = Some(ev);
+            .map_err(|e| self.err(Stage::Download, &ctx, e))?;
         }
-        self.sync(stage, ctx)
-    }
-
-    /// Copies `dst.len()` elements from device memory to the host.
-    pub(crate) fn dtoh(&self, stage: Stage, ctx: &Ctx, src: CUdeviceptr, dst: &mut [u64]) -> Result<(), BackendError> {
-        self.check(FaultSite::TransferToHost, stage, ctx, 8 * dst.len() as u64)?;
-        self.bind(stage, ctx)?;
-        let s = self.stream.cu_stream();
-        if dst.len() <= SMALL_COPY {
-            // SAFETY: src holds dst.len() elements; synchronized below.
-            unsafe { result::memcpy_dtoh_async(dst, src, s) }.map_err(|e| self.err(stage, ctx, e))?;
-            return self.sync(stage, ctx);
-        }
-        let mut guard = self.staging.lock().map_err(|_| self.err(stage, ctx, "staging lock poisoned"))?;
-        self.ensure_staging(&mut guard, 1, stage, ctx)?;
-        let pinned = &mut guard[0];
-        for (i, chunk) in dst.chunks_mut(STAGING_ELEMS).enumerate() {
-            let host = pinned.as_mut_slice().map_err(|e| self.err(stage, ctx, e))?;
-            let d = src + (8 * i * STAGING_ELEMS) as u64;
-            let n = chunk.len();
-            // SAFETY: as above; synchronized before the host reads it.
-            unsafe { result::memcpy_dtoh_async(&mut host[..n], d, s) }.map_err(|e| self.err(stage, ctx, e))?;
-            self.sync(stage, ctx)?;
-            parallel_copy(chunk, &host[..n]);
-        }
-        Ok(())
-    }
-
-    /// Makes sure `count` pinned staging buffers exist.
-    fn ensure_staging(
-        &self,
-        bufs: &mut Vec<PinnedHostSlice<u64>>,
-        count: usize,
-        stage: Stage,
-        ctx: &Ctx,
-    ) -> Result<(), BackendError> {
-        while bufs.len() < count {
-            // SAFETY: plain page-locked memory (not write-combined: it is
-            // read back on downloads); initialised before use.
-            let p = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(STAGING_ELEMS, 0) }.map_err(|e| {
-                if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
-                    self.decline(stage, ctx, 8 * STAGING_ELEMS as u64, format!("pinned staging: {e}"))
-                } else {
-                    self.err(stage, ctx, e)
-                }
-            })?;
-            bufs.push(p);
-        }
-        Ok(())
-    }
-
-    pub(crate) fn sync(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
-        self.stream.synchronize().map_err(|e| self.err(stage, ctx, e))
-    }
-
-    /// Launches `f` with u64 arguments (pointers and scalars alike).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn launch(
-        &self,
-        stage: Stage,
-        ctx: &Ctx,
-        f: &CudaFunction,
-        grid: (u32, u32, u32),
-        block: u32,
-        smem: u32,
-        args: &[u64],
-    ) -> Result<(), BackendError> {
-        self.check(FaultSite::Launch(stage), stage, ctx, 0)?;
-        let cfg = LaunchConfig { grid_dim: grid, block_dim: (block, 1, 1), shared_mem_bytes: smem };
-        let mut b = self.stream.launch_builder(f);
-        for a in args {
-            b.arg(a);
-        }
-        // SAFETY: every kernel takes exactly these u64 parameters (see
-        // kernels-cuda); pointers are live allocations on this stream.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| {
-            if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
-                || e.0 == sys::cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-            {
-                self.decline(stage, ctx, smem as u64, format!("launch refused: {e}"))
-            } else {
-                self.err(stage, ctx, format!("launch failed: {e}"))
-            }
-        })
+        Ok((used, high))
     }
 
     /// Compiles (in parallel, through the disk cache) and loads generated
@@ -460,17 +344,16 @@ impl Device {
         Ok(())
     }
 
-    /// What the first prove would otherwise pay for: the pinned staging
-    /// buffers, and `reserve_bytes` of the memory pool taken and given
-    /// back (the pool keeps freed blocks).
+    /// What the first prove would otherwise pay for: a pinned staging set,
+    /// and `reserve_bytes` of the memory pool taken and given back (the
+    /// pool keeps freed blocks).
     pub(crate) fn warm_up(self: &Arc<Self>, reserve_bytes: u64) -> Result<(), BackendError> {
         let (stage, ctx) = (Stage::Upload, Ctx::table("warm-up"));
-        let mut guard = self.staging.lock().map_err(|_| self.err(stage, &ctx, "staging lock poisoned"))?;
-        self.ensure_staging(&mut guard, 2, stage, &ctx)?;
-        drop(guard);
+        self.staging.warm(self, stage, &ctx)?;
         if reserve_bytes > 0 {
-            drop(self.alloc(stage, &ctx, (reserve_bytes / 8) as usize)?);
-            self.sync(stage, &ctx)?;
+            let mut scope = crate::stream::Scope::new(self, stage, &ctx)?;
+            drop(scope.alloc((reserve_bytes / 8) as usize)?);
+            scope.sync()?;
         }
         Ok(())
     }
@@ -497,6 +380,95 @@ impl Device {
     }
 }
 
+/// The stream-ordered pool every buffer comes from: the device's default
+/// pool, or one of our own capped at `limit` bytes (allocations past the
+/// cap are refused by the driver: a real decline for tests). Freed blocks
+/// stay in the pool instead of going back to the driver at every
+/// synchronisation (drain trims it).
+fn open_pool(
+    ctx: &Arc<CudaContext>,
+    ordinal: usize,
+    limit: Option<u64>,
+) -> Result<(sys::CUmemoryPool, bool), BackendError> {
+    let (pool, own) = match limit {
+        None => {
+            // SAFETY: the device handle comes from the live context.
+            let p = unsafe { result::device::get_default_mem_pool(ctx.cu_device()) }
+                .map_err(|e| unavailable("default memory pool", e))?;
+            (p, false)
+        }
+        Some(limit) => {
+            // SAFETY: zeroed props are the documented defaults; the fields
+            // set below describe pinned device memory.
+            let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+            props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+            props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+            props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+            props.location.id = ordinal as i32;
+            props.maxSize = limit as usize;
+            // SAFETY: props is a valid, initialised CUmemPoolProps.
+            let p = unsafe { result::mem_pool::create(&props) }
+                .map_err(|e| unavailable(&format!("memory pool of {limit} bytes"), e))?;
+            (p, true)
+        }
+    };
+    // SAFETY: a live pool; the attribute takes a u64.
+    unsafe {
+        let mut threshold: u64 = u64::MAX;
+        let _ = result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut threshold as *mut u64 as *mut _,
+        );
+    }
+    Ok((pool, own))
+}
+
+/// Every module of kernels-cuda compiled for the device (the interpreter's
+/// only when wanted) and loaded.
+fn load_kernels(
+    ctx: &Arc<CudaContext>,
+    info: &DeviceInfo,
+    with_interpreter: bool,
+) -> Result<HashMap<&'static str, CudaFunction>, BackendError> {
+    let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
+    let modules: Vec<&kernels_cuda::Module> =
+        kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();
+    let sources: Vec<(&str, String)> = modules.iter().map(|m| (m.name, m.source())).collect();
+    let mut functions = HashMap::new();
+    for (m, image) in modules.iter().zip(compile_parallel(&sources, target)) {
+        let image = image.map_err(|e| BackendError::Unavailable(format!("kernel compilation: {e}")))?;
+        let module = ctx
+            .load_module(Ptx::from_binary(image))
+            .map_err(|e| unavailable(&format!("loading module {}", m.name), e))?;
+        for k in m.kernels {
+            let f = module.load_function(k).map_err(|e| unavailable(&format!("kernel {k}"), e))?;
+            functions.insert(*k, f);
+        }
+    }
+    Ok(functions)
+}
+
+/// The largest NTT tile: up to 2^13 elements (64 KiB of shared memory)
+/// where the device allows it, else 2^12.
+fn tile_log(functions: &HashMap<&'static str, CudaFunction>, wanted: u32) -> u32 {
+    let wanted = wanted.clamp(10, NTT_TILE_LOG_MAX);
+    let Some(f) = functions.get("ntt_pass") else { return wanted.min(12) };
+    // SAFETY: a live function handle.
+    let ok = unsafe {
+        result::function::set_function_attribute(
+            f.cu_function(),
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            8 << NTT_TILE_LOG_MAX,
+        )
+    };
+    if ok.is_ok() {
+        wanted
+    } else {
+        wanted.min(12)
+    }
+}
+
 /// Compiles each `(name, source)` for `target` on its own thread (NVRTC is
 /// thread-safe across programs): a cold start pays for the slowest
 /// module, not the sum. Results in the order given.
@@ -517,7 +489,7 @@ impl Drop for Device {
     fn drop(&mut self) {
         if self.own_pool {
             let _ = self.ctx.bind_to_thread();
-            let _ = self.stream.synchronize();
+            let _ = self.ctx.synchronize();
             // SAFETY: every buffer of this pool holds an Arc<Device>, so none
             // is left; the pool is destroyed once.
             unsafe {

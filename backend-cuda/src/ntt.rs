@@ -1,7 +1,8 @@
-//! NTT pass planning and execution (see kernels-cuda's ntt.cu).
+//! NTT pass planning and execution (see kernels-cuda's ntt.cu), and the
+//! twiddle tables every transform reads.
 
-use crate::device::{DevBuf, Device};
-use backend_api::{BackendError, Ctx, Stage, F};
+use crate::stream::{DevBuf, Scope};
+use backend_api::{BackendError, F};
 use std::sync::{Arc, Mutex};
 
 /// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
@@ -18,19 +19,18 @@ impl TwiddleCache {
         TwiddleCache(Mutex::new(None))
     }
 
-    /// Tables valid for every domain of size up to 2^log.
-    pub(crate) fn get(
-        &self,
-        dev: &Arc<Device>,
-        stage: Stage,
-        ctx: &Ctx,
-        log: u32,
-    ) -> Result<Arc<Twiddles>, BackendError> {
-        let mut g = self.0.lock().map_err(|_| dev.err(stage, ctx, "twiddle lock poisoned"))?;
-        if let Some(t) = g.as_ref() {
-            if t.log >= log {
-                return Ok(t.clone());
-            }
+    fn current(&self) -> Option<Arc<Twiddles>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Tables valid for every domain of size up to 2^log, made on the
+    /// scope's stream when the cached ones are too small. The lock is not
+    /// held while they are made (the upload may run other rayon work on
+    /// this thread, which may want them too); two threads may both make
+    /// them, and the larger is kept.
+    pub(crate) fn get(&self, scope: &mut Scope, log: u32) -> Result<Arc<Twiddles>, BackendError> {
+        if let Some(t) = self.current().filter(|t| t.log >= log) {
+            return Ok(t);
         }
         let log = log.max(12);
         let half = 1usize << (log - 1);
@@ -45,13 +45,16 @@ impl TwiddleCache {
             a *= w;
             b *= wi;
         }
-        let fb = dev.alloc(stage, ctx, half)?;
-        dev.htod(stage, ctx, &fwd, fb.ptr)?;
-        let ib = dev.alloc(stage, ctx, half)?;
-        dev.htod(stage, ctx, &inv, ib.ptr)?;
-        let t = Arc::new(Twiddles { log, fwd: Arc::new(fb), inv: Arc::new(ib) });
-        *g = Some(t.clone());
-        Ok(t)
+        // Kept by the backend across proofs: owned by no proof's claim.
+        let t = Arc::new(Twiddles { log, fwd: scope.upload_shared(&fwd)?, inv: scope.upload_shared(&inv)? });
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match g.as_ref() {
+            Some(old) if old.log >= t.log => Ok(old.clone()),
+            _ => {
+                *g = Some(t.clone());
+                Ok(t)
+            }
+        }
     }
 }
 
@@ -116,15 +119,18 @@ pub(crate) fn plan(from: u32, to: u32, tile_log: u32, lanes_first: bool) -> Vec<
     v
 }
 
+/// The buffers a transform touches besides the twiddles: what its first
+/// pass loads (the source, twist tables) and its destination.
+pub(crate) struct Touches<'b>(pub &'b [&'b Arc<DevBuf>]);
+
 /// Runs butterfly levels [from, to) of a size-2^log_n transform on `cols`
 /// columns, reading the first pass through `load` and writing `dst`
 /// (stride dst_stride) in place afterwards. DIT levels run upwards, DIF
 /// levels downwards. The last pass multiplies by `store_scale`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
-    dev: &Device,
-    stage: Stage,
-    ctx: &Ctx,
+    scope: &mut Scope,
+    touches: Touches,
     tw: &Twiddles,
     inverse_roots: bool,
     dif: bool,
@@ -140,6 +146,10 @@ pub(crate) fn run(
     if cols == 0 {
         return Ok(());
     }
+    let dev = scope.dev.clone();
+    let table_buf = if inverse_roots { &tw.inv } else { &tw.fwd };
+    let mut bufs: Vec<&Arc<DevBuf>> = touches.0.to_vec();
+    bufs.push(table_buf);
     let lanes_first = dev.ntt_lanes && load.mode == 1 && from == 0 && !dif;
     let lanes_high = lanes_first && to - from > dev.ntt_tile_log;
     let mut passes = plan(from, to, dev.ntt_tile_log, lanes_first);
@@ -181,34 +191,33 @@ pub(crate) fn run(
                 (lanes_high && idx == 0) as u64,
             ];
             if blocks > u32::MAX as u64 / 2 {
-                return Err(dev.err(stage, ctx, "transform too large"));
+                return Err(dev.err(scope.stage, scope.ctx, "transform too large"));
             }
-            dev.launch(stage, ctx, f, (blocks as u32, nc as u32, 1), threads, 8 << e_log, &args)?;
+            scope.launch(f, (blocks as u32, nc as u32, 1), threads, 8 << e_log, &args, &bufs)?;
         }
     }
     Ok(())
 }
 
-/// Natural-order forward or inverse NTT of `cols` columns of height 2^log_n.
+/// Natural-order forward or inverse NTT of `cols` columns of height
+/// 2^log_n, from `src` (element 0, stride src_stride) into `dst`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn natural(
-    dev: &Device,
-    stage: Stage,
-    ctx: &Ctx,
+    scope: &mut Scope,
     tw: &Twiddles,
     inverse: bool,
     log_n: u32,
     cols: usize,
-    src: u64,
+    src: &Arc<DevBuf>,
     src_stride: u64,
-    dst: u64,
+    dst: &Arc<DevBuf>,
     dst_stride: u64,
 ) -> Result<(), BackendError> {
     let scale = if inverse { F::new(1u64 << log_n).inverse().expect("non-zero") } else { F::ONE };
+    let (src_ptr, dst_ptr) = (src.ptr, dst.ptr);
     run(
-        dev,
-        stage,
-        ctx,
+        scope,
+        Touches(&[src, dst]),
         tw,
         inverse,
         false,
@@ -216,8 +225,8 @@ pub(crate) fn natural(
         0,
         log_n,
         cols,
-        Load::bitrev(src, src_stride),
-        dst,
+        Load::bitrev(src_ptr, src_stride),
+        dst_ptr,
         dst_stride,
         scale,
     )

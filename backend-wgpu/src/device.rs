@@ -212,7 +212,9 @@ impl Core {
         // 8 bytes an element; at most 2^11 elements (8 KiB vs the 16 KiB
         // WebGPU guarantees), fewer where the adapter has less.
         let tile_log = (limits.max_compute_workgroup_storage_size / 8).max(2).ilog2().min(11);
-        let gate = Gate::for_device(&format!("wgpu:{}", s.adapter), s.memory_budget_bytes, u64::MAX);
+        // One gate per device (a device is shared per adapter and settings);
+        // wgpu cannot tell free memory, so no budget means none.
+        let gate = Gate::new(s.memory_budget_bytes.unwrap_or(u64::MAX));
         let placeholder = || {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("placeholder"),
@@ -249,8 +251,8 @@ impl Device {
     /// memory is free: the gate's remaining budget stands in for it when a
     /// budget is set, else 0 (unknown).
     pub(crate) fn decline(&self, stage: Stage, ctx: &Ctx, requested: u64, reason: impl Into<String>) -> BackendError {
-        let budget = self.gate.budget();
-        let free = if budget == u64::MAX { 0 } else { budget.saturating_sub(self.gate.in_use()) };
+        let gate = self.gate.stats();
+        let free = if gate.budget == u64::MAX { 0 } else { gate.budget.saturating_sub(gate.held) };
         BackendError::DeviceDecline {
             stage,
             table: ctx.table.to_string(),

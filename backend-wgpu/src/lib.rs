@@ -188,7 +188,8 @@ impl WgpuBackend {
 
     /// The memory gate's budget for this device, and the bytes admitted now.
     pub fn memory_gate(&self) -> (u64, u64) {
-        (self.dev.gate.budget(), self.dev.gate.in_use())
+        let gate = self.dev.gate.stats();
+        (gate.budget, gate.held)
     }
 
     /// Waits for all submitted work.
@@ -200,12 +201,12 @@ impl WgpuBackend {
     /// `Admission` decline site).
     fn admit_bytes(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<Permit> {
         self.dev.check(FaultSite::Admission, stage, ctx, bytes)?;
-        self.dev.gate.admit(bytes).map_err(|r| {
+        self.dev.gate.loose(bytes, backend_api::gate::LOOSE_WAIT).map_err(|r| {
             self.dev.decline(
                 stage,
                 ctx,
                 bytes,
-                format!("memory gate: budget {} bytes, {} admitted to other work", r.budget, r.used),
+                format!("memory gate: budget {} bytes, {} admitted to other work", r.budget, r.held),
             )
         })
     }

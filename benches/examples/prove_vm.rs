@@ -47,7 +47,9 @@ fn run() -> Result<(), String> {
     use backend_cpu::{RecoveryPolicy, Resilient};
     #[cfg(feature = "cuda")]
     let cuda = Resilient::new(
-        backend_cuda::CudaBackend::new(0).map_err(|e| format!("no usable CUDA device: {e}"))?,
+        backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string()).and_then(|c| {
+            backend_cuda::CudaBackend::with_config(0, c).map_err(|e| format!("no usable CUDA device: {e}"))
+        })?,
         RecoveryPolicy::default(),
     );
     #[cfg(feature = "wgpu")]

@@ -59,3 +59,13 @@ fn prove_vm_checks_the_device_first() {
 fn compose_kernels_prints_errors_as_one_line() {
     check("compose_kernels", &["10", "1"]);
 }
+
+#[test]
+fn model_check_checks_the_device_first() {
+    check("model_check", &["10", "--small"]);
+}
+
+#[test]
+fn prove_share_checks_the_device_first() {
+    check("prove_share", &["busy", "2", "2", "vm/examples/fibonacci.kasm", "10"]);
+}

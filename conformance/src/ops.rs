@@ -18,7 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 type DeepSpec = (backend_api::Ext, Vec<(usize, Vec<backend_api::Ext>, Vec<backend_api::Ext>)>);
 
 /// The context every direct operation call of the suite runs under.
-pub const CTX: Ctx<'static> = Ctx { table: "conformance" };
+pub const CTX: Ctx<'static> = Ctx::table("conformance");
 
 /// The backend under test, the reference, and the report being filled.
 pub(crate) struct Checker<'a, B: Backend> {

@@ -4,10 +4,16 @@
 //! KILN_ALLOW_NO_GPU=1, which reports each as "skipped: no CUDA device".
 #![cfg(feature = "cuda")]
 
-use backend_cuda::CudaBackend;
+use backend_cuda::{CudaBackend, CudaConfig};
 
+/// The first device, tuned by the `KILN_CUDA_*` variables (e.g.
+/// `KILN_CUDA_COMPOSE=interpret` runs the suite on the interpreter).
 fn device() -> Option<CudaBackend> {
-    match CudaBackend::new(0) {
+    let config = match CudaConfig::from_env() {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    match CudaBackend::with_config(0, config) {
         Ok(b) => Some(b),
         Err(e) => {
             eprintln!("no CUDA device: {e}");

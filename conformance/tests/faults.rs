@@ -66,6 +66,8 @@ fn stages_of(site: FaultSite) -> Vec<Stage> {
         FaultSite::Admission => {
             Stage::ALL.iter().copied().filter(|s| !matches!(s, Stage::Upload | Stage::Download)).collect()
         }
+        // A hazard, not a decline: never armed here (not in `all()`).
+        FaultSite::UnorderedFree => vec![],
     }
 }
 

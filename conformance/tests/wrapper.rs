@@ -4,7 +4,10 @@
 //! as one hook over `backend_api::Op` rather than fifteen trait methods.
 //! One line instantiates the suite for it.
 
-use backend_api::{Ctx, DeviceMatrix, DeviceTree, Digest, HashKind, Op, OpHook, Out, Result, Wrapper};
+use backend_api::{
+    BackendBase, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane, Op, OpHook, Out, Reservation,
+    Result, Wrapper,
+};
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
 /// A matrix "on the device".
@@ -57,6 +60,10 @@ impl OpHook for Forwarding {
 
     fn drain(&self) -> Result<()> {
         Ok(())
+    }
+
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        self.cpu.reserve(ctx, lanes, set)
     }
 }
 
@@ -115,6 +122,9 @@ impl OpHook for Confused {
     }
     fn drain(&self) -> Result<()> {
         Ok(())
+    }
+    fn reserve(&self, _ctx: &Ctx, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
+        Ok(Reservation::none())
     }
 }
 

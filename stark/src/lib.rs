@@ -3,11 +3,16 @@
 //! Owns the AIR and machine traits, the Fiat-Shamir transcript, proof
 //! options and their security level, the proof format, the prover (every
 //! heavy stage through the backend) and the verifier (host only, no
-//! backend), and the tools that test soundness for any machine
-//! ([`attack`]: the malicious-witness harness and the proof fuzzer).
+//! backend), the tools that test soundness for any machine ([`attack`]:
+//! the malicious-witness harness and the proof fuzzer), and batches of
+//! proofs on one or several backends ([`batch`]). A proof runs each
+//! table's stages on a lane of its own and reserves its device set first
+//! (`BackendBase::reserve`), so tables and proofs share a device; the
+//! transcript absorbs results in table order whatever finished first.
 
 pub mod air;
 pub mod attack;
+pub mod batch;
 pub mod debug;
 pub mod examples;
 pub mod options;
@@ -21,5 +26,5 @@ pub mod verifier;
 pub use air::{check_aux_layout, host_aux, Air, Machine, SingleTable};
 pub use options::{OptionsError, ProofOptions, Security};
 pub use proof::{DecodeError, Proof};
-pub use prover::{prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
+pub use prover::{device_set, prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
 pub use verifier::{verify, Acceptance, VerifyError};

@@ -88,6 +88,8 @@ struct ProveArgs {
     program: Option<PathBuf>,
     #[command(flatten)]
     prog: ProgramArgs,
+    #[command(flatten)]
+    share: share::ShareArgs,
     /// auto: a usable GPU of this build (CUDA, then wgpu on a GPU), else the CPU
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
@@ -161,6 +163,9 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout(), $($t)*);
     }};
 }
+
+// After `say!`, which it uses.
+mod share;
 
 fn main() -> ExitCode {
     // The whole command's wall time counts from here.
@@ -325,6 +330,9 @@ impl ProveObserver for Progress {
 }
 
 fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
+    if let Some(done) = share::dispatch(&a) {
+        return done;
+    }
     let opts = ProofOptions {
         num_queries: a.queries,
         grinding_bits: a.grinding,
@@ -344,7 +352,7 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
     }
     let (out_tmp, trace_tmp) = prove_outputs(&a)?;
     // The device starts now, on its own thread, behind execution and tracing.
-    let starting = Starting::begin(a.backend, &program, &inputs)?;
+    let starting = Starting::begin(a.backend, &program, &inputs, gpu_settings(&a)?)?;
     let mut run = Run::execute(&a, &opts, name, program, &inputs, start)?;
     let (chosen, device, waited) = starting.choose(run.ex.cycles)?;
     if device.is_some() || !waited.is_zero() {
@@ -371,6 +379,19 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
             let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
             run.prove_on_device(dev, &label, out_tmp, trace_tmp)
         }
+    }
+}
+
+/// How `--backend cuda` or `auto` opens CUDA: `--devices`, `--vram-budget`,
+/// `--debug-races` and the `KILN_CUDA_*` tuning variables (the backend
+/// itself reads no environment).
+fn gpu_settings(a: &ProveArgs) -> CliResult<startup::GpuSettings> {
+    #[cfg(feature = "cuda")]
+    return Ok(startup::GpuSettings { cuda: Some((share::cuda_config(&a.share)?, share::device_spec(&a.share)?)) });
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = a;
+        Ok(startup::GpuSettings::default())
     }
 }
 

@@ -44,6 +44,15 @@ pub enum Chosen {
     Wgpu(backend_wgpu::WgpuBackend),
 }
 
+/// How the CLI opens CUDA: the configuration (`KILN_CUDA_*`, the flags)
+/// and the devices (`--devices`; a single prove takes the first), or the
+/// defaults and device 0.
+#[derive(Clone, Debug, Default)]
+pub struct GpuSettings {
+    #[cfg(feature = "cuda")]
+    pub cuda: Option<(backend_cuda::CudaConfig, backend_cuda::DeviceSpec)>,
+}
+
 /// Where the device's start-up time went, on its own thread.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DeviceStart {
@@ -66,6 +75,8 @@ pub struct Starting {
     program: Program,
     #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
     inputs: Vec<F>,
+    #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+    settings: GpuSettings,
     #[cfg(any(feature = "cuda", feature = "wgpu"))]
     gpu: Option<GpuThread>,
 }
@@ -79,7 +90,12 @@ impl Starting {
     /// Starts the device for `program` (its inputs give the statement's
     /// shape; outputs do not change its kernels). Choices this build
     /// cannot serve fail here, before any work.
-    pub fn begin(choice: BackendChoice, program: &Program, inputs: &[F]) -> Result<Starting, String> {
+    pub fn begin(
+        choice: BackendChoice,
+        program: &Program,
+        inputs: &[F],
+        settings: GpuSettings,
+    ) -> Result<Starting, String> {
         match choice {
             #[cfg(not(feature = "cuda"))]
             BackendChoice::Cuda => return Err(NO_CUDA_BUILD.into()),
@@ -89,13 +105,14 @@ impl Starting {
         }
         let named = matches!(choice, BackendChoice::Cuda | BackendChoice::Wgpu);
         #[cfg(any(feature = "cuda", feature = "wgpu"))]
-        let gpu = named.then(|| start_gpu(choice, VmMachine::new(program, inputs, &[])));
+        let gpu = named.then(|| start_gpu(choice, VmMachine::new(program, inputs, &[]), settings.clone()));
         #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
         let _ = named;
         Ok(Starting {
             choice,
             program: program.clone(),
             inputs: inputs.to_vec(),
+            settings,
             #[cfg(any(feature = "cuda", feature = "wgpu"))]
             gpu,
         })
@@ -124,7 +141,8 @@ impl Starting {
         let t0 = Instant::now();
         let choice = self.choice;
         let (program, inputs) = (&self.program, &self.inputs);
-        let thread = self.gpu.unwrap_or_else(|| start_gpu(choice, VmMachine::new(program, inputs, &[])));
+        let settings = self.settings.clone();
+        let thread = self.gpu.unwrap_or_else(|| start_gpu(choice, VmMachine::new(program, inputs, &[]), settings));
         let ready = thread.join().unwrap_or_else(|_| Err("the device start-up thread panicked".into()));
         match ready {
             Ok((chosen, start)) => Ok((chosen, Some(start), t0.elapsed())),
@@ -144,12 +162,12 @@ impl Starting {
 /// Opens the device `choice` names (for `auto`: CUDA, then a wgpu adapter
 /// on a real GPU) on a thread of its own.
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn start_gpu(choice: BackendChoice, machine: VmMachine) -> GpuThread {
+fn start_gpu(choice: BackendChoice, machine: VmMachine, settings: GpuSettings) -> GpuThread {
     std::thread::spawn(move || {
         let mut why = vec![];
         if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
             #[cfg(feature = "cuda")]
-            match open_cuda(&machine) {
+            match open_cuda(&machine, &settings) {
                 Ok(ready) => return Ok(ready),
                 Err(e) if choice == BackendChoice::Cuda => {
                     return Err(format!("the cuda backend cannot run here: {e}"))
@@ -167,16 +185,24 @@ fn start_gpu(choice: BackendChoice, machine: VmMachine) -> GpuThread {
                 Err(e) => why.push(format!("wgpu: {e}")),
             }
         }
-        let _ = &machine;
+        let _ = (&machine, &settings);
         Err(why.join("; "))
     })
 }
 
-/// Device 0, with `machine`'s kernels prepared and the staging taken.
+/// The first device `settings` names (default 0), with `machine`'s kernels
+/// prepared and the staging taken.
 #[cfg(feature = "cuda")]
-fn open_cuda(machine: &VmMachine) -> Result<(Chosen, DeviceStart), String> {
+fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, DeviceStart), String> {
     let t0 = Instant::now();
-    let b = backend_cuda::CudaBackend::new(0).map_err(|e| e.to_string())?;
+    let (config, ordinal) = match &settings.cuda {
+        Some((config, spec)) => {
+            let available = backend_cuda::probe().map_err(|e| e.to_string())?.len();
+            (*config, spec.resolve(available).map_err(|e| e.to_string())?[0])
+        }
+        None => (backend_cuda::CudaConfig::default(), 0),
+    };
+    let b = backend_cuda::CudaBackend::with_config(ordinal, config).map_err(|e| e.to_string())?;
     let open = t0.elapsed();
     let t1 = Instant::now();
     let tables = stark::Machine::tables(machine);

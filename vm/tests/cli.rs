@@ -325,3 +325,61 @@ fn prove_accounts_for_its_whole_wall_time() {
     assert!(rounds <= spans["prove"].as_f64().unwrap() + 0.5, "{rounds} > prove");
     assert_eq!(v["device_start_ms"], serde_json::Value::Null, "no device on the cpu path");
 }
+
+#[test]
+fn a_batch_proves_several_programs_repeatedly_with_identical_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("proofs")).unwrap();
+    let (fib, fact) = (example("fibonacci.kasm"), example("factorial.kasm"));
+    let args = [
+        "prove",
+        &fib,
+        &fact,
+        "--input",
+        "12",
+        "--repeat",
+        "3",
+        "--jobs",
+        "2",
+        "--backend",
+        "cpu",
+        "--blowup",
+        "2",
+        "--queries",
+        "8",
+        "--grinding",
+        "0",
+        "--out-dir",
+        "proofs",
+        "--json",
+    ];
+    let out = kiln(dir.path(), &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["count"], 6);
+    assert_eq!(v["per_device"], serde_json::json!([6]));
+    assert!(v["proofs_per_second"].as_f64().unwrap() > 0.0);
+    let proofs = v["proofs"].as_array().unwrap();
+    for p in proofs {
+        let same: Vec<_> = proofs.iter().filter(|q| q["program"] == p["program"]).map(|q| &q["hash"]).collect();
+        assert_eq!(same.len(), 3);
+        assert!(same.iter().all(|h| *h == &p["hash"]), "repeats differ: {v}");
+    }
+    assert_ne!(proofs[0]["hash"], proofs[1]["hash"], "two programs, one proof");
+    let written = dir.path().join("proofs/001-factorial.proof");
+    let path = written.to_str().unwrap();
+    let out = kiln(dir.path(), &["verify", path, "--program", &fact, "--input", "12", "--min-security", "0"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_dir(dir.path().join("proofs")).unwrap().count(), 6);
+}
+
+#[test]
+fn bad_batch_and_device_flags_fail_with_one_line() {
+    fails_cleanly(&["prove", "--repeat", "0"]);
+    fails_cleanly(&["prove", "--jobs", "0", "--repeat", "2"]);
+    fails_cleanly(&["prove", "--vram-budget", "12Q"]);
+    let e = fails_cleanly(&["prove", "--devices", "1", "--backend", "cpu"]);
+    assert!(e.contains("--devices"), "{e}");
+    fails_cleanly(&["prove", "--repeat", "2", "--out-dir", "missing"]);
+    fails_cleanly(&["prove", "bad.kasm", "--repeat", "2"]);
+}

@@ -7,7 +7,7 @@ use backend_cpu::CpuMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub const CTX: Ctx<'static> = Ctx { table: "test" };
+pub const CTX: Ctx<'static> = Ctx::table("test");
 
 pub fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)

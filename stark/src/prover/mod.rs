@@ -4,6 +4,7 @@
 //! commitment layer ([`commit`]).
 
 mod commit;
+mod lanes;
 mod rounds;
 
 pub use commit::Committed;
@@ -154,9 +155,15 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let shapes = protocol::table_shapes(&tables, &log_heights, options, publics.len(), machine.num_challenges())
         .map_err(ProveError::Statement)?;
     let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
+    // The device set is held from before the first upload; buffers made on
+    // the proof's lanes keep it until they are freed.
+    let lanes = lanes::Lanes::new(&shapes);
+    let names = shapes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join("+");
+    let _reservation = backend.reserve(&Ctx::table(&names), &lanes.all(), &lanes::device_set(&shapes, options))?;
     let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
     protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
-    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max };
+    let order = lanes::heaviest_first(&shapes, options);
+    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order };
 
     let (c, r) = (&p.clock, &mut vec![]);
     let mut main = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
@@ -190,6 +197,23 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let timings = p.clock.timings.into_inner().expect("timings lock");
     let stats = ProveStats { timings, rounds, total: p.clock.start.elapsed() };
     Ok((proof, stats))
+}
+
+/// The device set a proof of this statement reserves (the memory model's
+/// resident and transient bytes of its tables): what a batch orders its
+/// proofs by.
+pub fn device_set<M: Machine + ?Sized>(
+    machine: &M,
+    traces: &[ColMatrix],
+    publics: &[F],
+    options: &ProofOptions,
+) -> Result<backend_api::DeviceSet, ProveError> {
+    options.validate()?;
+    let log_heights = check_traces(machine, traces)?;
+    let shapes =
+        protocol::table_shapes(&machine.tables(), &log_heights, options, publics.len(), machine.num_challenges())
+            .map_err(ProveError::Statement)?;
+    Ok(lanes::device_set(&shapes, options))
 }
 
 /// One trace per table, of a power-of-two height and the AIR's width, and

@@ -4,6 +4,7 @@
 //! table finished first.
 
 use super::commit::Committed;
+use super::lanes::Lanes;
 use super::{Clock, Conduct, ProveError};
 use crate::air::Air;
 use crate::options::ProofOptions;
@@ -27,6 +28,9 @@ pub(super) struct Prover<'a, B: Backend> {
     pub conduct: Conduct,
     pub clock: Clock<'a>,
     pub log_max: u32,
+    pub lanes: Lanes,
+    /// Table indices in the order their work starts (heaviest first).
+    pub order: Vec<usize>,
 }
 
 /// A table's main and fixed columns on the trace domain, kept for the
@@ -63,8 +67,9 @@ pub(super) struct FriRound<B: Backend> {
 }
 
 impl<B: Backend> Prover<'_, B> {
-    /// Runs `f` for every table, all at once, and returns the results in
-    /// table order (the first error in table order, if any).
+    /// Runs `f` for every table, all at once (heaviest first, each on its
+    /// lane), and returns the results in table order (the first error in
+    /// table order, if any).
     fn per_table<T: Send>(
         &self,
         f: impl Fn(usize, &Ctx) -> Result<T, ProveError> + Sync,
@@ -78,9 +83,15 @@ impl<B: Backend> Prover<'_, B> {
         items: Vec<I>,
         f: impl Fn(usize, &Ctx, I) -> Result<T, ProveError> + Sync,
     ) -> Result<Vec<T>, ProveError> {
-        let results: Vec<Result<T, ProveError>> =
-            items.into_par_iter().enumerate().map(|(t, item)| f(t, &Ctx::table(&self.shapes[t].name), item)).collect();
-        results.into_iter().collect()
+        let mut items: Vec<Option<I>> = items.into_iter().map(Some).collect();
+        let ordered: Vec<(usize, I)> =
+            self.order.iter().map(|&t| (t, items[t].take().expect("one item per table"))).collect();
+        let mut results: Vec<(usize, Result<T, ProveError>)> = ordered
+            .into_par_iter()
+            .map(|(t, item)| (t, f(t, &Ctx::on(&self.shapes[t].name, self.lanes.tables[t]), item)))
+            .collect();
+        results.sort_by_key(|(t, _)| *t);
+        results.into_iter().map(|(_, r)| r).collect()
     }
 
     fn lde_domain(&self, t: usize) -> Coset {
@@ -316,9 +327,8 @@ impl<B: Backend> Prover<'_, B> {
                     })
                     .collect();
                 let domain = Coset::new(log_lde, self.shapes[group[0]].shift);
-                let d = self
-                    .clock
-                    .time("deep", &label, || self.backend.deep_quotient(&Ctx::table(&label), domain, &points))?;
+                let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
+                let d = self.clock.time("deep", &label, || self.backend.deep_quotient(&ctx, domain, &points))?;
                 Ok((log_lde, d))
             })
             .collect();
@@ -331,7 +341,7 @@ impl<B: Backend> Prover<'_, B> {
     pub fn fri(&self, tr: &mut Transcript, mut deep: Vec<(u32, B::Matrix)>) -> Result<FriRound<B>, ProveError> {
         let (b, o) = (self.backend, self.options);
         let (steps, log_final) = protocol::fri_schedule(&self.shapes, o);
-        let ctx = Ctx::table("fri");
+        let ctx = Ctx::on("fri", self.lanes.fri);
         let mut layer = deep.remove(0).1;
         let mut layers = Vec::with_capacity(steps.len());
         for (step, &rolls_in) in steps.iter().zip(&protocol::roll_ins(&self.shapes, &steps)) {
@@ -374,7 +384,7 @@ impl<B: Backend> Prover<'_, B> {
     ) -> Result<(u64, Vec<QueryProof>), ProveError> {
         let (main, aux, parts) = commits;
         let (b, o) = (self.backend, self.options);
-        let fri_ctx = Ctx::table("fri");
+        let fri_ctx = Ctx::on("fri", self.lanes.fri);
         let seed = tr.challenge_bytes(b"pow-seed");
         let nonce = self.clock.time("grind", "all", || b.grind(&fri_ctx, o.hash, &seed, o.grinding_bits))?;
         tr.absorb_u64(b"pow-nonce", nonce);

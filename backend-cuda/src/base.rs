@@ -1,0 +1,93 @@
+//! `BackendBase`: transfers, reshape views, drain, a proof's reservation
+//! on the memory gate, and the gather the openings and out-of-domain
+//! values read through.
+
+use crate::device::Device;
+use crate::stream::{DevBuf, Scope};
+use crate::{CudaBackend, CudaMatrix, CudaTree};
+use backend_api::fault::FaultSite;
+use backend_api::gate::Claim;
+use backend_api::memory::matrix_bytes;
+use backend_api::{validate, BackendBase, ColMatrix, Ctx, DeviceSet, Lane, Reservation, Result, Stage, F};
+use std::sync::Arc;
+
+impl BackendBase for CudaBackend {
+    type Matrix = CudaMatrix;
+    type Tree = CudaTree;
+
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<CudaMatrix> {
+        let bytes = matrix_bytes(m.height() as u64, m.width() as u64);
+        let _permit = self.admit_with(Stage::Upload, ctx, 0, bytes)?;
+        let mut s = self.scope(Stage::Upload, ctx)?;
+        let data: &[u64] = bytemuck::cast_slice(m.data());
+        let b = s.upload(data)?;
+        Ok(Self::matrix(b, m.height(), m.width()))
+    }
+
+    fn download(&self, ctx: &Ctx, m: &CudaMatrix) -> Result<ColMatrix> {
+        let mut s = self.scope(Stage::Download, ctx)?;
+        let v = Self::download_u64(&mut s, &m.buf, 0, m.height * m.width)?;
+        let data: Vec<F> = v.into_iter().map(F::new).collect();
+        Ok(ColMatrix::new(m.width, m.height, data))
+    }
+
+    fn reshape(&self, _ctx: &Ctx, m: &CudaMatrix, height: usize) -> Result<CudaMatrix> {
+        validate::reshape(m, height)?;
+        Ok(CudaMatrix { buf: m.buf.clone(), height, width: m.width * (m.height / height) })
+    }
+
+    /// Synchronizes the stream and trims the stream-ordered pool to zero.
+    fn drain(&self) -> Result<()> {
+        self.dev.drain()
+    }
+
+    /// Admits the proof's device set through this device's memory gate (the
+    /// `Admission` decline site): heaviest first, alone when larger than
+    /// the budget, declined after `CudaConfig::admission_timeout`.
+    fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
+        let (stage, bytes) = (Stage::Upload, set.bytes());
+        self.dev.check(FaultSite::Admission, stage, ctx, bytes)?;
+        let claim = self.dev.gate.claim(set.resident(), set.transient(), self.dev.admission_timeout).map_err(|r| {
+            let reason = format!(
+                "memory gate: a proof of {bytes} bytes was not admitted in {:.1?} (budget {}, {} held)",
+                r.waited, r.budget, r.held
+            );
+            self.dev.decline(stage, ctx, bytes, reason)
+        })?;
+        self.dev.claim_lanes(lanes, &claim);
+        Ok(Reservation::held(bytes, Box::new(Reserved { dev: self.dev.clone(), lanes: lanes.to_vec(), _claim: claim })))
+    }
+}
+
+/// A proof's claim while its reservation lives: its lanes map to it.
+struct Reserved {
+    dev: Arc<Device>,
+    lanes: Vec<Lane>,
+    _claim: Arc<Claim>,
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        self.dev.release_lanes(&self.lanes);
+    }
+}
+
+impl CudaBackend {
+    /// The elements of `src` at `idx`, on the host.
+    pub(crate) fn gather(s: &mut Scope, src: &Arc<DevBuf>, idx: &[u64]) -> Result<Vec<u64>> {
+        if idx.is_empty() {
+            return Ok(vec![]);
+        }
+        let ib = s.upload(idx)?;
+        let out = s.alloc(idx.len())?;
+        let threads = 256;
+        let dev = s.dev.clone();
+        let args = [src.ptr, ib.ptr, out.ptr, idx.len() as u64];
+        s.launch(dev.func("gather_u64"), Self::grid(idx.len() as u64, threads), threads, 0, &args, &[src, &ib, &out])?;
+        Self::download_u64(s, &out, 0, idx.len())
+    }
+}

@@ -1,0 +1,168 @@
+//! `ComposeOps`: constraint composition (the generated or the interpreted
+//! kernel, see `compose`) and the split of the quotient into parts.
+
+use crate::ntt::{self, Load, Touches};
+use crate::stream::{DevBuf, Scope};
+use crate::{compose, ext_u64, ComposeKernel, CudaBackend, CudaMatrix};
+use backend_api::memory::TableDims;
+use backend_api::{validate, BackendError, ComposeInputs, ComposeOps, Coset, Ctx, Ext, Result, Stage, F};
+use std::sync::Arc;
+
+/// The constant buffer of composition: challenges, auxiliary values,
+/// publics, alpha^k and the values of the nodes that read no column.
+fn constants(inputs: &ComposeInputs<CudaMatrix>) -> Vec<u64> {
+    let cs = inputs.constraints;
+    let cl = compose::const_layout(cs, true);
+    let mut cst = vec![0u64; cl.len.max(1)];
+    for (k, c) in inputs.challenges.iter().enumerate() {
+        cst[cl.challenges + 3 * k..cl.challenges + 3 * k + 3].copy_from_slice(&ext_u64(*c));
+    }
+    for (k, c) in inputs.aux_values.iter().enumerate() {
+        cst[cl.aux_values + 3 * k..cl.aux_values + 3 * k + 3].copy_from_slice(&ext_u64(*c));
+    }
+    for (k, p) in inputs.publics.iter().enumerate() {
+        cst[cl.publics + k] = p.value();
+    }
+    let mut a = Ext::ONE;
+    for k in 0..cs.constraints.len() {
+        cst[cl.alphas + 3 * k..cl.alphas + 3 * k + 3].copy_from_slice(&ext_u64(a));
+        a *= inputs.alpha;
+    }
+    for (o, v) in compose::hoisted_values(cs, &cl, inputs.challenges, inputs.publics, inputs.aux_values) {
+        cst[o..o + 3].copy_from_slice(&ext_u64(v));
+    }
+    cst
+}
+
+/// 1 / (x^n - 1) on the coset takes 2^log_blowup values: x^n = s^n w_B^j.
+fn vanishing_inverses(shift: F, log_n: u32, log_blowup: u32) -> Vec<u64> {
+    let sn = shift.pow(1u64 << log_n);
+    let wb = F::two_adic_root(log_blowup);
+    (0..1u64 << log_blowup).map(|j| (sn * wb.pow(j) - F::ONE).inverse().unwrap_or(F::ZERO).value()).collect()
+}
+
+impl ComposeOps for CudaBackend {
+    fn compose(&self, ctx: &Ctx, inputs: &ComposeInputs<CudaMatrix>) -> Result<CudaMatrix> {
+        let stage = Stage::Compose;
+        validate::compose(inputs)?;
+        let cs = inputs.constraints;
+        let log_big = inputs.domain.log_size;
+        let log_n = inputs.log_trace_height;
+        let log_blowup = log_big - log_n;
+        let d = TableDims {
+            fixed_width: inputs.fixed.map_or(0, |m| m.width as u64),
+            aux_width: inputs.aux.map_or(0, |m| m.width as u64).div_ceil(3),
+            ..Self::dims(log_n, log_blowup, inputs.main.width)
+        };
+        let _permit = self.admit(stage, ctx, d)?;
+        let mut s = self.scope(stage, ctx)?;
+        let big = inputs.domain.size();
+        let tw = self.twiddles(&mut s, log_big)?;
+        let program = match self.compose {
+            ComposeKernel::Interpreted => compose::interpreter_program(cs),
+            ComposeKernel::Generated => None,
+        };
+        let shift = inputs.domain.shift;
+        let g_inv = F::two_adic_root(log_n).inverse().expect("non-zero");
+        let cst_b = s.upload(&constants(inputs))?;
+        let zinv_b = s.upload(&vanishing_inverses(shift, log_n, log_blowup))?;
+        let out = s.alloc(big * 3)?;
+        let threads = 128;
+        let (main, aux, fixed) = (&inputs.main.buf, inputs.aux.map(|m| &m.buf), inputs.fixed.map(|m| &m.buf));
+        // Both kernels take these; the interpreter its instruction list
+        // before them and the domain set after.
+        let shared = [
+            main.ptr,
+            aux.map_or(0, |b| b.ptr),
+            fixed.map_or(0, |b| b.ptr),
+            cst_b.ptr,
+            zinv_b.ptr,
+            tw.fwd.ptr,
+            out.ptr,
+            log_big as u64,
+            log_blowup as u64,
+            shift.value(),
+            tw.log as u64,
+            g_inv.value(),
+        ];
+        let mut bufs = vec![main, &cst_b, &zinv_b, &tw.fwd, &out];
+        bufs.extend(aux);
+        bufs.extend(fixed);
+        let prog_b;
+        let (f, args) = match program {
+            Some((prog, domains)) => {
+                prog_b = s.upload(&prog)?;
+                bufs.push(&prog_b);
+                let mut args = vec![prog_b.ptr, prog.len() as u64 / 2];
+                args.extend(shared);
+                args.push(domains);
+                (self.dev.func("compose_interp").clone(), args)
+            }
+            None => {
+                (self.dev.generated(stage, ctx, "compose", &compose::generate(cs), compose::KERNEL)?, shared.to_vec())
+            }
+        };
+        s.launch(&f, Self::grid(big as u64, threads), threads, 0, &args, &bufs)?;
+        Ok(Self::matrix(out, big, 3))
+    }
+
+    fn split_quotient(
+        &self,
+        ctx: &Ctx,
+        quotient: &CudaMatrix,
+        domain: Coset,
+        log_trace_height: u32,
+        parts: usize,
+    ) -> Result<CudaMatrix> {
+        let stage = Stage::QuotientSplit;
+        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
+        let d =
+            TableDims { parts: parts as u64, ..Self::dims(log_trace_height, domain.log_size - log_trace_height, 0) };
+        let _permit = self.admit(stage, ctx, d)?;
+        let mut s = self.scope(stage, ctx)?;
+        let log_big = domain.log_size;
+        let big = domain.size();
+        let n = 1usize << log_trace_height;
+        let tw = self.twiddles(&mut s, log_big)?;
+        let coeffs = s.alloc(big * 3)?;
+        ntt::natural(&mut s, &tw, true, log_big, 3, &quotient.buf, big as u64, &coeffs, big as u64)?;
+        let bound = parts * n;
+        if bound < big && Self::any_nonzero_tail(&mut s, &coeffs, big, bound)? {
+            return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.to_string(), bound });
+        }
+        let out = s.alloc(big * 3 * parts)?;
+        let shift_inv = domain.shift.inverse().ok_or_else(|| BackendError::invalid(stage, "coset shift is zero"))?;
+        let log_blowup = log_big - log_trace_height;
+        for j in 0..parts {
+            let load = Load {
+                ptr: coeffs.at(j * n),
+                stride: big as u64,
+                mode: if self.skip_zero_levels { 3 } else { 5 },
+                log_src_n: log_trace_height,
+                log_blowup,
+                twist_lo: 0,
+                twist_hi: 0,
+                twist_lo_bits: 0,
+                scale: shift_inv.pow((j * n) as u64),
+            };
+            let from = if self.skip_zero_levels { log_blowup } else { 0 };
+            let (dst, touches) = (out.at(3 * j * big), Touches(&[&coeffs, &out]));
+            ntt::run(&mut s, touches, &tw, false, false, log_big, from, log_big, 3, load, dst, big as u64, F::ONE)?;
+        }
+        Ok(Self::matrix(out, big, 3 * parts))
+    }
+}
+
+impl CudaBackend {
+    /// Whether any of the 3 coefficient columns (height `big`) of `coeffs`
+    /// is non-zero at or past `bound`.
+    fn any_nonzero_tail(s: &mut Scope, coeffs: &Arc<DevBuf>, big: usize, bound: usize) -> Result<bool> {
+        let flag = s.zeros(1)?;
+        let span = (big - bound) as u64 * 3;
+        let threads = 256;
+        let dev = s.dev.clone();
+        let args = [coeffs.ptr, big as u64, big as u64, bound as u64, 3, flag.ptr];
+        s.launch(dev.func("any_nonzero_tail"), Self::grid(span, threads), threads, 0, &args, &[coeffs, &flag])?;
+        Ok(Self::download_u64(s, &flag, 0, 1)?[0] != 0)
+    }
+}

@@ -1,0 +1,716 @@
+//! Streams and device memory: the stream pool and the lanes mapped onto
+//! it, device buffers from the stream-ordered pool with the events that
+//! order them across streams, the per-operation [`Scope`] every stage
+//! enqueues its work through, pinned staging for large transfers, and the
+//! pinned slots roots are copied into.
+//!
+//! The rules (DESIGN.md, "GPU correctness rules"):
+//! - Each lane (a table's stage chain) runs on one stream of a small pool;
+//!   an operation runs on its lane's stream.
+//! - A buffer used on a stream other than the one that last wrote it is
+//!   used only after that stream waits for the event recorded behind the
+//!   write.
+//! - Each use records, per stream, the event behind the operation that
+//!   used it; a free (on the stream the buffer was made on) first waits
+//!   for every such event of another stream, so the pool never hands the
+//!   memory on while a reader may still run.
+//!
+//! With `CudaConfig::debug_races` every call that orders or uses a buffer
+//! is mirrored in a [`Detector`] (while the call is issued, so its view is
+//! exact), and a free or reuse it finds unordered makes the next operation
+//! fail, naming the buffer, the stage and the table.
+
+use crate::device::Device;
+use crate::race::{Detector, EventClock, Label, Race, StreamId};
+use backend_api::fault::FaultSite;
+use backend_api::{BackendError, Ctx, Lane, Stage};
+use cudarc::driver::sys::{self, CUdeviceptr};
+use cudarc::driver::{
+    result, CudaEvent, CudaFunction, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// 64 MiB per staging buffer.
+const STAGING_ELEMS: usize = 8 << 20;
+/// Copies up to this many elements go straight from pageable memory.
+const SMALL_COPY: usize = 1 << 16;
+/// Roots in flight at once (then a commit reads its root at once).
+const ROOT_SLOTS: usize = 4096;
+
+/// The stream a lane runs on, out of `streams`: work outside any lane on
+/// stream 0, lanes spread over the others (consecutive lanes, the tables
+/// of one proof, on different streams).
+pub(crate) fn stream_for(lane: Lane, streams: usize) -> StreamId {
+    if lane == Lane::NONE || streams <= 1 {
+        0
+    } else {
+        1 + (lane.0 % (streams as u64 - 1)) as usize
+    }
+}
+
+/// An event recorded on a stream, with its clock in the race detector.
+pub(crate) struct Event {
+    ev: CudaEvent,
+    stream: StreamId,
+    clock: Option<EventClock>,
+}
+
+/// The pool of streams of one device and the race detector.
+pub(crate) struct Streams {
+    list: Vec<Arc<CudaStream>>,
+    /// Held while an event is recorded on a stream and registered on the
+    /// buffers it covers, so a stream's latest registered event is its
+    /// latest recorded one.
+    record: Vec<Mutex<()>>,
+    races: Option<Mutex<Detector>>,
+}
+
+impl Streams {
+    pub(crate) fn new(list: Vec<Arc<CudaStream>>, debug_races: bool) -> Streams {
+        let n = list.len();
+        Streams {
+            record: (0..n).map(|_| Mutex::new(())).collect(),
+            races: debug_races.then(|| Mutex::new(Detector::new(n))),
+            list,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(crate) fn get(&self, s: StreamId) -> &Arc<CudaStream> {
+        &self.list[s.min(self.list.len() - 1)]
+    }
+
+    /// The detector, locked for the duration of one CUDA call and its
+    /// bookkeeping; `None` unless races are being checked.
+    fn detector(&self) -> Option<MutexGuard<'_, Detector>> {
+        self.races.as_ref().map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The races found so far (none when not checking).
+    pub(crate) fn races(&self) -> Vec<Race> {
+        self.detector().map(|d| d.races().to_vec()).unwrap_or_default()
+    }
+}
+
+/// How a buffer is ordered: the event behind its last write, the streams
+/// that already waited for it, and per stream the event behind its latest
+/// use there.
+struct Order {
+    ready: Option<Arc<Event>>,
+    waited: u64,
+    uses: Vec<Option<Arc<Event>>>,
+}
+
+/// A buffer of u64 in device memory, from the stream-ordered pool, made
+/// and freed on its home stream. A buffer made on a lane of a proof holds
+/// the proof's claim on the memory gate until it is freed.
+pub(crate) struct DevBuf {
+    pub(crate) ptr: CUdeviceptr,
+    id: u64,
+    bytes: u64,
+    home: StreamId,
+    order: Mutex<Order>,
+    owner: Option<Arc<backend_api::gate::Claim>>,
+    dev: Arc<Device>,
+}
+
+impl DevBuf {
+    pub(crate) fn at(&self, offset_elems: usize) -> u64 {
+        self.ptr + 8 * offset_elems as u64
+    }
+
+    pub(crate) fn device(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    fn order(&self) -> MutexGuard<'_, Order> {
+        self.order.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        let dev = &self.dev;
+        let _ = dev.ctx.bind_to_thread();
+        let home = dev.streams.get(self.home);
+        let others: Vec<Arc<Event>> = {
+            let o = self.order.get_mut().unwrap_or_else(|p| p.into_inner());
+            o.uses.iter().flatten().chain(&o.ready).filter(|e| e.stream != self.home).cloned().collect()
+        };
+        // A test may arm the seed-000 mistake: free without waiting.
+        let skip = !others.is_empty() && dev.faults.should_fail(FaultSite::UnorderedFree);
+        let mut det = dev.streams.detector();
+        if !skip {
+            for e in &others {
+                let _ = home.wait(&e.ev);
+                if let (Some(d), Some(c)) = (det.as_mut(), &e.clock) {
+                    d.wait(self.home, c);
+                }
+            }
+        }
+        if let Some(d) = det.as_mut() {
+            d.free(self.id, self.home);
+        }
+        // SAFETY: allocated from the pool on this stream, freed once, after
+        // every use on another stream (the waits above).
+        unsafe {
+            let _ = result::free_async(self.ptr, home.cu_stream());
+        }
+        drop(det);
+        dev.note_live(-(self.bytes as i64));
+        if let Some(claim) = &self.owner {
+            claim.own(-(self.bytes as i64));
+        }
+    }
+}
+
+/// Copies through the pinned buffer with every host thread: one thread's
+/// memcpy (~5 GB/s) would otherwise bound the transfer, not the bus.
+fn parallel_copy(dst: &mut [u64], src: &[u64]) {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 16;
+    dst.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Two pinned buffers: uploads fill one while the other is in flight.
+pub(crate) struct Staging([PinnedHostSlice<u64>; 2]);
+
+/// Pinned staging sets, taken by one transfer at a time. When every set
+/// is taken and no more may be made, a transfer copies from pageable
+/// memory instead of waiting (a waiting transfer could hold up the one
+/// that would return a set).
+pub(crate) struct StagingPool {
+    free: Mutex<Vec<Staging>>,
+    made: AtomicU64,
+    max: u64,
+}
+
+impl StagingPool {
+    pub(crate) fn new(max: usize) -> StagingPool {
+        StagingPool { free: Mutex::new(Vec::new()), made: AtomicU64::new(0), max: max.max(1) as u64 }
+    }
+
+    fn take(&self, dev: &Device, stage: Stage, ctx: &Ctx) -> Result<Option<Staging>, BackendError> {
+        if let Some(s) = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(Some(s));
+        }
+        if self.made.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| (m < self.max).then_some(m + 1)).is_err() {
+            return Ok(None);
+        }
+        let pinned = || {
+            // SAFETY: plain page-locked memory (not write-combined: it is
+            // read back on downloads); written before it is read.
+            unsafe { dev.ctx.alloc_pinned_with_flags::<u64>(STAGING_ELEMS, 0) }.map_err(|e| {
+                if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+                    dev.decline(stage, ctx, 8 * STAGING_ELEMS as u64, format!("pinned staging: {e}"))
+                } else {
+                    dev.err(stage, ctx, e)
+                }
+            })
+        };
+        match (pinned(), pinned()) {
+            (Ok(a), Ok(b)) => Ok(Some(Staging([a, b]))),
+            (Err(e), _) | (_, Err(e)) => {
+                self.made.fetch_sub(1, Ordering::AcqRel);
+                Err(e)
+            }
+        }
+    }
+
+    fn put(&self, s: Staging) {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+    }
+
+    /// Makes one set now, if none was made yet.
+    pub(crate) fn warm(&self, dev: &Device, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        if self.made.load(Ordering::Acquire) == 0 {
+            if let Some(s) = self.take(dev, stage, ctx)? {
+                self.put(s);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pinned slots roots are copied into behind their tree's build, read
+/// when the transcript asks for the root.
+pub(crate) struct RootSlots {
+    base: *mut u64,
+    _mem: PinnedHostSlice<u64>,
+    free: Mutex<Vec<usize>>,
+}
+
+// SAFETY: `base` points into `_mem`, owned here; each slot is written by
+// one copy and read by one reader after the copy's event completed.
+unsafe impl Send for RootSlots {}
+unsafe impl Sync for RootSlots {}
+
+impl RootSlots {
+    pub(crate) fn new(ctx: &Arc<cudarc::driver::CudaContext>) -> Result<RootSlots, cudarc::driver::DriverError> {
+        // SAFETY: written by device copies before it is read.
+        let mut mem = unsafe { ctx.alloc_pinned_with_flags::<u64>(4 * ROOT_SLOTS, 0) }?;
+        let base = mem.as_mut_ptr()?;
+        Ok(RootSlots { base, _mem: mem, free: Mutex::new((0..ROOT_SLOTS).rev().collect()) })
+    }
+
+    fn take(&self) -> Option<usize> {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).pop()
+    }
+
+    fn put(&self, slot: usize) {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).push(slot);
+    }
+
+    fn read(&self, slot: usize) -> [u64; 4] {
+        let mut out = [0u64; 4];
+        // SAFETY: the slot holds 4 u64 and its copy has completed.
+        unsafe { std::ptr::copy_nonoverlapping(self.base.add(4 * slot), out.as_mut_ptr(), 4) };
+        out
+    }
+}
+
+/// A root on its way to the host: its slot and the event behind the copy.
+pub(crate) struct PendingRoot {
+    dev: Arc<Device>,
+    slot: Option<usize>,
+    event: Arc<Event>,
+}
+
+impl PendingRoot {
+    /// Waits for the copy and reads the root's four words.
+    pub(crate) fn wait(mut self) -> Result<[u64; 4], BackendError> {
+        let slot = self.slot.take().expect("a pending root has its slot until read");
+        let done = self.dev.host_wait(&self.event);
+        let words = self.dev.roots.read(slot);
+        self.dev.roots.put(slot);
+        done.map(|()| words)
+    }
+}
+
+impl Drop for PendingRoot {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            // Never read: the slot is free once its copy has landed.
+            if self.dev.host_wait(&self.event).is_ok() {
+                self.dev.roots.put(slot);
+            }
+        }
+    }
+}
+
+impl Device {
+    /// Waits on the host for `event`.
+    pub(crate) fn host_wait(&self, event: &Event) -> Result<(), BackendError> {
+        let ctx = Ctx::table("-");
+        self.bind(Stage::Download, &ctx)?;
+        event.ev.synchronize().map_err(|e| self.err(Stage::Download, &ctx, e))?;
+        if let (Some(mut d), Some(c)) = (self.streams.detector(), &event.clock) {
+            d.host_wait(c);
+        }
+        Ok(())
+    }
+
+    /// Waits on the host for every stream.
+    pub(crate) fn sync_all(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        self.bind(stage, ctx)?;
+        let before = self.streams.detector().map(|mut d| (0..self.streams.len()).map(|s| d.record(s)).collect());
+        self.ctx.synchronize().map_err(|e| self.err(stage, ctx, e))?;
+        if let (Some(mut d), Some(clocks)) = (self.streams.detector(), before) {
+            let clocks: Vec<EventClock> = clocks;
+            clocks.iter().for_each(|c| d.host_wait(c));
+        }
+        Ok(())
+    }
+}
+
+/// One operation's work on its lane's stream: every launch, copy and
+/// buffer goes through it, so it can order the buffers it uses after
+/// their writers and, when it ends, register the event behind its work on
+/// them (see the module doc).
+pub(crate) struct Scope<'a> {
+    pub(crate) dev: &'a Arc<Device>,
+    pub(crate) stage: Stage,
+    pub(crate) ctx: &'a Ctx<'a>,
+    stream: StreamId,
+    used: Vec<Arc<DevBuf>>,
+    made: Vec<Arc<DevBuf>>,
+    done: Option<Arc<Event>>,
+}
+
+impl<'a> Scope<'a> {
+    /// Starts `stage` for `ctx` on its lane's stream. Fails when the device
+    /// is broken or the race detector has found a race.
+    pub(crate) fn new(dev: &'a Arc<Device>, stage: Stage, ctx: &'a Ctx<'a>) -> Result<Scope<'a>, BackendError> {
+        dev.healthy(stage, ctx)?;
+        dev.bind(stage, ctx)?;
+        let stream = stream_for(ctx.lane, dev.streams.len());
+        Ok(Scope { dev, stage, ctx, stream, used: vec![], made: vec![], done: None })
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        self.dev.streams.get(self.stream)
+    }
+
+    fn label(&self) -> Label {
+        Label { stage: self.stage, table: self.ctx.table.to_string() }
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> BackendError {
+        self.dev.err(self.stage, self.ctx, e)
+    }
+
+    /// Orders this stream after `b`'s last write and remembers the use; in
+    /// the detector, a read at the call now being issued.
+    fn use_buf(&mut self, b: &Arc<DevBuf>, det: &mut Option<MutexGuard<'_, Detector>>) -> Result<(), BackendError> {
+        {
+            let mut o = b.order();
+            let bit = 1u64 << (self.stream % 64);
+            if let Some(ready) = o.ready.clone() {
+                if ready.stream != self.stream && o.waited & bit == 0 {
+                    self.stream().wait(&ready.ev).map_err(|e| self.err(e))?;
+                    if let (Some(d), Some(c)) = (det.as_mut(), &ready.clock) {
+                        d.wait(self.stream, c);
+                    }
+                    o.waited |= bit;
+                }
+            }
+        }
+        if let Some(d) = det.as_mut() {
+            d.read(b.id, self.stream, self.label());
+        }
+        if !self.used.iter().any(|u| u.id == b.id) {
+            self.used.push(b.clone());
+        }
+        Ok(())
+    }
+
+    /// One CUDA call on this stream that uses `bufs`, after ordering them,
+    /// with the detector locked around it in debug mode. The outer error
+    /// is the ordering's, the inner the call's.
+    fn call<T>(
+        &mut self,
+        bufs: &[&Arc<DevBuf>],
+        f: impl FnOnce(&CudaStream) -> Result<T, DriverError>,
+    ) -> Result<Result<T, DriverError>, BackendError> {
+        let streams = &self.dev.streams;
+        let mut det = streams.detector();
+        if let Some(d) = det.as_mut() {
+            d.op(self.stream);
+        }
+        for b in bufs {
+            self.use_buf(b, &mut det)?;
+        }
+        Ok(f(streams.get(self.stream)))
+    }
+
+    /// [`Scope::call`] with the call's error typed for this stage.
+    fn call_ok(
+        &mut self,
+        bufs: &[&Arc<DevBuf>],
+        f: impl FnOnce(&CudaStream) -> Result<(), DriverError>,
+    ) -> Result<(), BackendError> {
+        self.call(bufs, f)?.map_err(|e| self.err(e))
+    }
+
+    /// `len` u64 of device memory on this stream, owned by the claim of the
+    /// lane's proof (if any); an out-of-memory refusal (or a capped pool's)
+    /// is a typed device decline.
+    pub(crate) fn alloc(&mut self, len: usize) -> Result<Arc<DevBuf>, BackendError> {
+        self.alloc_for(len, true)
+    }
+
+    /// A buffer that outlives any proof (a cache of the backend's): owned
+    /// by no claim, so it never keeps a proof's reservation held; it comes
+    /// out of the gate's safety margin.
+    pub(crate) fn upload_shared(&mut self, v: &[u64]) -> Result<Arc<DevBuf>, BackendError> {
+        let b = self.alloc_for(v.len(), false)?;
+        if !v.is_empty() {
+            self.htod(v, &b)?;
+        }
+        Ok(b)
+    }
+
+    fn alloc_for(&mut self, len: usize, claimed: bool) -> Result<Arc<DevBuf>, BackendError> {
+        let (stage, ctx) = (self.stage, self.ctx);
+        let bytes = 8 * len.max(1);
+        self.dev.check(FaultSite::Alloc(stage), stage, ctx, bytes as u64)?;
+        let mut ptr: CUdeviceptr = 0;
+        let mut det = self.dev.streams.detector();
+        let cu = self.stream().cu_stream();
+        // SAFETY: the stream and the pool are live; the memory is written by
+        // the operation before it is read.
+        let r = unsafe { sys::cuMemAllocFromPoolAsync(&mut ptr, bytes, self.dev.pool(), cu) };
+        match r.result() {
+            Ok(()) => {}
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+                return Err(self.dev.decline(stage, ctx, bytes as u64, e.to_string()))
+            }
+            Err(e) => return Err(self.err(e)),
+        }
+        let id = self.dev.next_buffer_id();
+        if let Some(d) = det.as_mut() {
+            d.op(self.stream);
+            d.alloc(id, self.label());
+            d.write(id, self.stream, self.label());
+        }
+        drop(det);
+        let owner = if claimed { self.dev.claim_of(ctx.lane) } else { None };
+        if let Some(c) = &owner {
+            c.own(bytes as i64);
+        }
+        self.dev.note_live(bytes as i64);
+        let uses = vec![None; self.dev.streams.len()];
+        let b = Arc::new(DevBuf {
+            ptr,
+            id,
+            bytes: bytes as u64,
+            home: self.stream,
+            order: Mutex::new(Order { ready: None, waited: 0, uses }),
+            owner,
+            dev: self.dev.clone(),
+        });
+        self.made.push(b.clone());
+        self.used.push(b.clone());
+        Ok(b)
+    }
+
+    pub(crate) fn zeros(&mut self, len: usize) -> Result<Arc<DevBuf>, BackendError> {
+        let b = self.alloc(len)?;
+        self.memset_zero(&b, 0, len)?;
+        Ok(b)
+    }
+
+    /// Zeroes `len` elements of `b` from `offset`.
+    pub(crate) fn memset_zero(&mut self, b: &Arc<DevBuf>, offset: usize, len: usize) -> Result<(), BackendError> {
+        let ptr = b.at(offset);
+        // SAFETY: the caller's range lies inside `b`.
+        self.call_ok(&[b], |s| unsafe { result::memset_d8_async(ptr, 0, 8 * len, s.cu_stream()) })
+    }
+
+    /// Launches `f` with u64 arguments (pointers and scalars alike); `bufs`
+    /// are the buffers it reads or writes.
+    pub(crate) fn launch(
+        &mut self,
+        f: &CudaFunction,
+        grid: (u32, u32, u32),
+        block: u32,
+        smem: u32,
+        args: &[u64],
+        bufs: &[&Arc<DevBuf>],
+    ) -> Result<(), BackendError> {
+        let (stage, ctx, dev) = (self.stage, self.ctx, self.dev);
+        dev.check(FaultSite::Launch(stage), stage, ctx, 0)?;
+        let cfg = LaunchConfig { grid_dim: grid, block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        let launched = self.call(bufs, |s| {
+            let mut b = s.launch_builder(f);
+            for a in args {
+                b.arg(a);
+            }
+            // SAFETY: every kernel takes exactly these u64 parameters (see
+            // kernels-cuda); its pointers lie in `bufs`, ordered above.
+            unsafe { b.launch(cfg) }.map(|_| ())
+        })?;
+        launched.map_err(|e| {
+            if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
+                || e.0 == sys::cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+            {
+                dev.decline(stage, ctx, smem as u64, format!("launch refused: {e}"))
+            } else {
+                dev.err(stage, ctx, format!("launch failed: {e}"))
+            }
+        })
+    }
+
+    /// Waits on the host for everything queued on this stream.
+    pub(crate) fn sync(&mut self) -> Result<(), BackendError> {
+        let before = self.dev.streams.detector().map(|mut d| d.record(self.stream));
+        self.stream().synchronize().map_err(|e| self.err(e))?;
+        if let (Some(mut d), Some(c)) = (self.dev.streams.detector(), before) {
+            d.host_wait(&c);
+        }
+        Ok(())
+    }
+
+    /// A new buffer holding `v`.
+    pub(crate) fn upload(&mut self, v: &[u64]) -> Result<Arc<DevBuf>, BackendError> {
+        let b = self.alloc(v.len())?;
+        if !v.is_empty() {
+            self.htod(v, &b)?;
+        }
+        Ok(b)
+    }
+
+    /// Copies host values into `dst` (from element 0). Small copies go
+    /// straight from pageable memory: the driver stages them before the
+    /// call returns, so `src` may be reused at once. Large ones go through
+    /// a pinned staging set, double-buffered, and are complete on return.
+    pub(crate) fn htod(&mut self, src: &[u64], dst: &Arc<DevBuf>) -> Result<(), BackendError> {
+        let (stage, ctx) = (self.stage, self.ctx);
+        self.dev.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
+        if src.len() <= SMALL_COPY {
+            let to = dst.ptr;
+            // SAFETY: dst holds src.len() elements.
+            return self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(to, src, s.cu_stream()) });
+        }
+        let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
+            // Every staging set is in use: a pageable copy, complete on return.
+            self.sync()?;
+            // SAFETY: dst holds src.len() elements; synchronous copy.
+            return unsafe { result::memcpy_htod_sync(dst.ptr, src) }.map_err(|e| self.err(e));
+        };
+        let r = self.htod_staged(src, dst, &mut staging);
+        // The staging set is free once the last copy completed.
+        let synced = self.sync();
+        self.dev.staging.put(staging);
+        r.and(synced)
+    }
+
+    fn htod_staged(&mut self, src: &[u64], dst: &Arc<DevBuf>, staging: &mut Staging) -> Result<(), BackendError> {
+        // The host fills one buffer while the copy engine drains the other;
+        // a buffer is refilled only after the event behind its last copy.
+        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
+        for (i, chunk) in src.chunks(STAGING_ELEMS).enumerate() {
+            let slot = i % 2;
+            if let Some(ev) = in_flight[slot].take() {
+                ev.synchronize().map_err(|e| self.err(e))?;
+            }
+            let host = staging.0[slot].as_mut_slice().map_err(|e| self.err(e))?;
+            parallel_copy(&mut host[..chunk.len()], chunk);
+            let d = dst.at(i * STAGING_ELEMS);
+            let host = &host[..chunk.len()];
+            // SAFETY: this buffer is not written again until the event
+            // recorded right after this copy has completed.
+            self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(d, host, s.cu_stream()) })?;
+            let ev = self.stream().record_event(None).map_err(|e| self.err(e))?;
+            in_flight[slot] = Some(ev);
+        }
+        Ok(())
+    }
+
+    /// Copies `dst.len()` elements of `src` from element `offset` to the
+    /// host, complete on return.
+    pub(crate) fn dtoh(&mut self, src: &Arc<DevBuf>, offset: usize, dst: &mut [u64]) -> Result<(), BackendError> {
+        let (stage, ctx) = (self.stage, self.ctx);
+        self.dev.check(FaultSite::TransferToHost, stage, ctx, 8 * dst.len() as u64)?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let from = src.at(offset);
+        if dst.len() <= SMALL_COPY {
+            // SAFETY: src holds the range; synchronized before the host reads.
+            self.call_ok(&[src], |s| unsafe { result::memcpy_dtoh_async(dst, from, s.cu_stream()) })?;
+            return self.sync();
+        }
+        let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
+            self.call_ok(&[src], |_| Ok(()))?;
+            self.sync()?;
+            // SAFETY: as above, a synchronous copy after the stream's work.
+            return unsafe { result::memcpy_dtoh_sync(dst, from) }.map_err(|e| self.err(e));
+        };
+        let r = self.dtoh_staged(from, src, dst, &mut staging);
+        self.dev.staging.put(staging);
+        r
+    }
+
+    fn dtoh_staged(
+        &mut self,
+        from: u64,
+        src: &Arc<DevBuf>,
+        dst: &mut [u64],
+        staging: &mut Staging,
+    ) -> Result<(), BackendError> {
+        for (i, chunk) in dst.chunks_mut(STAGING_ELEMS).enumerate() {
+            let host = staging.0[0].as_mut_slice().map_err(|e| self.err(e))?;
+            let d = from + (8 * i * STAGING_ELEMS) as u64;
+            let n = chunk.len();
+            let host_part = &mut host[..n];
+            // SAFETY: as above; synchronized before the host reads it.
+            self.call_ok(&[src], |s| unsafe { result::memcpy_dtoh_async(host_part, d, s.cu_stream()) })?;
+            self.sync()?;
+            parallel_copy(chunk, &host[..n]);
+        }
+        Ok(())
+    }
+
+    /// Copies the four words at element `offset` of `src` (a root) into a
+    /// pinned slot behind the work queued so far; `None` when every slot is
+    /// in flight (then the caller reads it at once).
+    pub(crate) fn root_copy(&mut self, src: &Arc<DevBuf>, offset: usize) -> Result<Option<PendingRoot>, BackendError> {
+        self.dev.check(FaultSite::TransferToHost, self.stage, self.ctx, 32)?;
+        let Some(slot) = self.dev.roots.take() else { return Ok(None) };
+        let from = src.at(offset);
+        // SAFETY: the slot's 4 words are ours until returned; read after the
+        // event recorded behind this copy.
+        let host = unsafe { std::slice::from_raw_parts_mut(self.dev.roots.base.add(4 * slot), 4) };
+        let copied = self.call_ok(&[src], |s| unsafe { result::memcpy_dtoh_async(host, from, s.cu_stream()) });
+        if let Err(e) = copied {
+            self.dev.roots.put(slot);
+            return Err(e);
+        }
+        let event = self.finish_event()?;
+        Ok(Some(PendingRoot { dev: self.dev.clone(), slot: Some(slot), event }))
+    }
+
+    /// Records the event behind the work queued so far and registers it on
+    /// every buffer used or made: later uses on other streams wait for it,
+    /// and frees wait for it before the memory goes back to the pool.
+    fn finish_event(&mut self) -> Result<Arc<Event>, BackendError> {
+        if let Some(e) = &self.done {
+            if self.used.is_empty() {
+                return Ok(e.clone());
+            }
+        }
+        let streams = &self.dev.streams;
+        let _order = streams.record[self.stream].lock().unwrap_or_else(|p| p.into_inner());
+        let mut det = streams.detector();
+        let ev = self.stream().record_event(None).map_err(|e| self.err(e))?;
+        let clock = det.as_mut().map(|d| d.record(self.stream));
+        let event = Arc::new(Event { ev, stream: self.stream, clock });
+        for b in &self.made {
+            let mut o = b.order();
+            o.ready = Some(event.clone());
+            o.waited = 1u64 << (self.stream % 64);
+        }
+        for b in self.used.iter().filter(|b| b.home != self.stream) {
+            b.order().uses[self.stream] = Some(event.clone());
+        }
+        drop(det);
+        self.made.clear();
+        self.used.clear();
+        self.done = Some(event.clone());
+        Ok(event)
+    }
+}
+
+impl Drop for Scope<'_> {
+    fn drop(&mut self) {
+        if !self.used.is_empty() || !self.made.is_empty() {
+            // On failure the device is past ordering anything: the error
+            // that got us here is returned, and the next op sees the device
+            // poisoned.
+            if let Err(e) = self.finish_event() {
+                self.dev.poison(format!("recording the end of {} for table {}: {e}", self.stage, self.ctx.table));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_spread_over_the_streams_and_no_lane_is_stream_0() {
+        assert_eq!(stream_for(Lane::NONE, 8), 0);
+        assert_eq!(stream_for(Lane(5), 1), 0);
+        let tables: Vec<StreamId> = (100..104).map(|l| stream_for(Lane(l), 8)).collect();
+        let mut distinct = tables.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "consecutive lanes share a stream: {tables:?}");
+        assert!((1..10_000).map(|l| stream_for(Lane(l), 8)).all(|s| (1..8).contains(&s)));
+    }
+}
