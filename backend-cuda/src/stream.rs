@@ -396,6 +396,11 @@ impl<'a> Scope<'a> {
         bufs: &[&Arc<DevBuf>],
         f: impl FnOnce(&CudaStream) -> Result<T, DriverError>,
     ) -> Result<Result<T, DriverError>, BackendError> {
+        // The current context is per thread, and a rayon wait inside this
+        // operation (a parallel copy) may have run another device's work on
+        // this thread: a raw call would then reach that device's context
+        // with this one's stream (CUDA_ERROR_INVALID_VALUE on two GPUs).
+        self.dev.bind(self.stage, self.ctx)?;
         let streams = &self.dev.streams;
         let mut det = streams.detector();
         if let Some(d) = det.as_mut() {
@@ -559,6 +564,7 @@ impl<'a> Scope<'a> {
         let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
             // Every staging set is in use: a pageable copy, complete on return.
             self.sync()?;
+            self.dev.bind(stage, ctx)?;
             // SAFETY: dst holds src.len() elements; synchronous copy.
             return unsafe { result::memcpy_htod_sync(dst.ptr, src) }.map_err(|e| self.err(e));
         };
@@ -608,6 +614,7 @@ impl<'a> Scope<'a> {
         let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
             self.call_ok(&[src], |_| Ok(()))?;
             self.sync()?;
+            self.dev.bind(stage, ctx)?;
             // SAFETY: as above, a synchronous copy after the stream's work.
             return unsafe { result::memcpy_dtoh_sync(dst, from) }.map_err(|e| self.err(e));
         };
