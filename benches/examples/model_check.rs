@@ -37,8 +37,16 @@ struct Measured {
     rows: Mutex<BTreeMap<(String, Stage), Row>>,
 }
 
+/// The bytes of the distinct matrices `op` reads: DEEP names the same LDE
+/// at each of its points, and counting it twice doubled its row.
 fn inputs(op: &Op<'_, &backend_cuda::CudaMatrix, &backend_cuda::CudaTree>) -> u64 {
-    let m: u64 = op.matrices().iter().map(|m| matrix_bytes(m.height() as u64, m.width() as u64)).sum();
+    let mut seen = std::collections::HashSet::new();
+    let m: u64 = op
+        .matrices()
+        .into_iter()
+        .filter(|m| seen.insert(std::ptr::from_ref::<backend_cuda::CudaMatrix>(*m)))
+        .map(|m| matrix_bytes(m.height() as u64, m.width() as u64))
+        .sum();
     match op {
         Op::Open { tree, .. } => m + tree_bytes(tree.leaves() as u64),
         _ => m,
