@@ -60,6 +60,9 @@ impl Measured {
         op: Op<'_, &backend_cuda::CudaMatrix, &backend_cuda::CudaTree>,
     ) -> Result<Out<backend_cuda::CudaMatrix, backend_cuda::CudaTree>> {
         let (stage, dims, input) = (op.stage(), op.dims(), inputs(&op));
+        // A reshape is a view: it allocates nothing, though it belongs to
+        // the commit's stage, whose model counts the tree it builds.
+        let view = matches!(op, Op::Reshape { .. });
         self.inner.synchronize()?;
         let (used, _) = self.inner.pool_usage(true)?;
         let (live, _) = self.inner.live_bytes(true);
@@ -68,8 +71,18 @@ impl Measured {
         let (_, high) = self.inner.pool_usage(false)?;
         let (_, peak) = self.inner.live_bytes(false);
         let (pool, asked) = (high.saturating_sub(used) + input, peak.saturating_sub(live) + input);
-        let model = stage_bytes(stage, &dims);
+        let model = if view { input } else { stage_bytes(stage, &dims) };
         let ratio = model as f64 / pool.max(1) as f64;
+        // KILN_MODEL_TRACE=TABLE/STAGE prints every call of that row.
+        if std::env::var("KILN_MODEL_TRACE").is_ok_and(|t| t == format!("{}/{}", ctx.table, stage.name())) {
+            let (n, w) = (dims.log_n, dims.main_width);
+            println!(
+                "  call: 2^{n} x {w}, model {:.3} MiB, pool {:.3} MiB, asked {:.3} MiB",
+                mib(model),
+                mib(pool),
+                mib(asked)
+            );
+        }
         let mut rows = self.rows.lock().unwrap();
         let r = rows.entry((ctx.table.to_string(), stage)).or_default();
         r.calls += 1;
