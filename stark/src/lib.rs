@@ -20,11 +20,13 @@ pub mod poly;
 pub mod proof;
 pub mod protocol;
 pub mod prover;
+pub mod segments;
 pub mod transcript;
 pub mod verifier;
 
 pub use air::{check_aux_layout, host_aux, Air, Machine, SingleTable};
 pub use options::{OptionsError, ProofOptions, Security};
 pub use proof::{DecodeError, Proof};
+pub use protocol::Challenges;
 pub use prover::{device_set, prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
-pub use verifier::{verify, Acceptance, VerifyError};
+pub use verifier::{verify, verify_with, Acceptance, VerifyError};

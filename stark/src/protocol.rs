@@ -133,6 +133,31 @@ pub fn absorb_statement(
     tr.absorb_felts(b"publics", publics);
 }
 
+/// Where a proof's LogUp challenges come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Challenges<'a> {
+    /// Drawn from the proof's own transcript after its main roots; the
+    /// machine's [`crate::Machine::check_aux_values`] checks the bus sums.
+    Own,
+    /// Drawn once for a set of proofs from all their main commitments
+    /// ([`crate::segments`]) and absorbed into this proof's transcript.
+    /// The bus sums are checked across the set, not per proof.
+    Shared(&'a [Ext]),
+}
+
+/// The LogUp challenges, after the main roots: drawn, or the shared ones
+/// absorbed so every later challenge depends on them.
+pub fn logup_challenges(tr: &mut Transcript, count: usize, source: Challenges) -> Result<Vec<Ext>, String> {
+    match source {
+        Challenges::Own => Ok((0..count).map(|_| tr.challenge_ext(b"challenge")).collect()),
+        Challenges::Shared(shared) if shared.len() == count => {
+            tr.absorb_exts(b"shared-challenges", shared);
+            Ok(shared.to_vec())
+        }
+        Challenges::Shared(shared) => Err(format!("{} shared challenges, the machine uses {count}", shared.len())),
+    }
+}
+
 /// The out-of-domain point: redrawn until it lies outside the base field,
 /// so it avoids every trace domain and LDE coset.
 pub fn draw_ood_point(tr: &mut Transcript) -> Ext {

@@ -7,7 +7,7 @@ use crate::air::Machine;
 use crate::options::ProofOptions;
 use crate::poly::eval_poly;
 use crate::proof::{Proof, TableOod};
-use crate::protocol::{self, TableShape};
+use crate::protocol::{self, Challenges, TableShape};
 use crate::transcript::Transcript;
 use backend_api::hash::{hash_leaf, merkle_root_from_path, pow_ok};
 use backend_api::{Digest, Ext, Leaf, RowOpening, F};
@@ -56,6 +56,19 @@ pub fn verify<M: Machine + ?Sized>(
     proof: &Proof,
     acceptance: &Acceptance,
 ) -> Result<(), VerifyError> {
+    verify_with(machine, publics, proof, acceptance, Challenges::Own)
+}
+
+/// [`verify`], with the LogUp challenges from `challenges`: with shared
+/// ones the bus sums (`proof.aux_values`) are left to the caller, who
+/// checks them across the whole set ([`crate::segments`]).
+pub fn verify_with<M: Machine + ?Sized>(
+    machine: &M,
+    publics: &[F],
+    proof: &Proof,
+    acceptance: &Acceptance,
+    source: Challenges,
+) -> Result<(), VerifyError> {
     let options = proof.options;
     options.validate().map_err(|e| VerifyError::Options(e.to_string()))?;
     let tables = machine.tables();
@@ -86,14 +99,16 @@ pub fn verify<M: Machine + ?Sized>(
     for root in &proof.main_roots {
         tr.absorb_digest(b"main-root", root);
     }
-    let challenges: Vec<Ext> = (0..num_challenges).map(|_| tr.challenge_ext(b"challenge")).collect();
+    let challenges = protocol::logup_challenges(&mut tr, num_challenges, source).map_err(shape_err)?;
     for (root, values) in proof.aux_roots.iter().zip(&proof.aux_values) {
         if let Some(root) = root {
             tr.absorb_digest(b"aux-root", root);
         }
         tr.absorb_exts(b"aux-values", values);
     }
-    machine.check_aux_values(publics, &challenges, &proof.aux_values).map_err(VerifyError::AuxValues)?;
+    if let Challenges::Own = source {
+        machine.check_aux_values(publics, &challenges, &proof.aux_values).map_err(VerifyError::AuxValues)?;
+    }
     let alpha = tr.challenge_ext(b"alpha");
     for root in &proof.quotient_roots {
         tr.absorb_digest(b"quotient-root", root);

@@ -17,7 +17,7 @@ pub mod witness;
 use crate::air::Machine;
 use crate::options::ProofOptions;
 use crate::proof::Proof;
-use crate::prover::{prove_as, Conduct, ProveError};
+use crate::prover::{prove_as, Challenges, Conduct, ProveError};
 use backend_api::{Backend, ColMatrix, F};
 
 /// Proves `traces` as a cheating prover would: where the honest prover
@@ -31,5 +31,18 @@ pub fn forge<B: Backend, M: Machine + ?Sized>(
     publics: &[F],
     options: &ProofOptions,
 ) -> Result<Proof, ProveError> {
-    prove_as(Conduct::Forge, backend, machine, traces, publics, options, None).map(|(p, _)| p)
+    forge_with(backend, machine, traces, publics, options, Challenges::Own)
+}
+
+/// [`forge`], with the LogUp challenges from `challenges` (a segment of a
+/// set that shares them, [`crate::segments`]).
+pub fn forge_with<B: Backend, M: Machine + ?Sized>(
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+    challenges: Challenges,
+) -> Result<Proof, ProveError> {
+    prove_as(Conduct::Forge, backend, machine, traces, publics, options, challenges, None).map(|(p, _)| p)
 }

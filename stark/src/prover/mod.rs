@@ -13,6 +13,7 @@ use crate::air::{self, Machine};
 use crate::options::{OptionsError, ProofOptions};
 use crate::proof::Proof;
 use crate::protocol;
+pub use crate::protocol::Challenges;
 use crate::transcript::Transcript;
 use backend_api::{Backend, BackendError, ColMatrix, Coset, Ctx, Ext, F};
 use rounds::Prover;
@@ -125,7 +126,7 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
     options: &ProofOptions,
     observer: Option<&dyn ProveObserver>,
 ) -> Result<(Proof, ProveStats), ProveError> {
-    prove_as(Conduct::Honest, backend, machine, traces, publics, options, observer)
+    prove_as(Conduct::Honest, backend, machine, traces, publics, options, Challenges::Own, observer)
 }
 
 /// Whether the prover refuses a witness that fails its own checks (the
@@ -139,6 +140,7 @@ pub(crate) enum Conduct {
     Forge,
 }
 
+#[allow(clippy::too_many_arguments)] // the entry points' arguments, plus conduct and challenge source
 pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     conduct: Conduct,
     backend: &B,
@@ -146,29 +148,14 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     traces: Vec<ColMatrix>,
     publics: &[F],
     options: &ProofOptions,
+    challenges: Challenges,
     observer: Option<&dyn ProveObserver>,
 ) -> Result<(Proof, ProveStats), ProveError> {
-    options.validate()?;
-    let clock = Clock { start: Instant::now(), timings: Mutex::new(vec![]), observer: observer.unwrap_or(&NoObserver) };
-    let tables = machine.tables();
-    let log_heights = check_traces(machine, &traces)?;
-    let shapes = protocol::table_shapes(&tables, &log_heights, options, publics.len(), machine.num_challenges())
-        .map_err(ProveError::Statement)?;
-    let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
-    // The device set is held from before the first upload; buffers made on
-    // the proof's lanes keep it until they are freed.
-    let lanes = lanes::Lanes::new(&shapes);
-    let names = shapes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join("+");
-    let _reservation = backend.reserve(&Ctx::table(&names), &lanes.all(), &lanes::device_set(&shapes, options))?;
-    let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
-    protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
-    let order = lanes::heaviest_first(&shapes, options);
-    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order };
-
+    let (p, mut tr, _reservation) = setup(conduct, backend, machine, &traces, publics, options, observer)?;
     let (c, r) = (&p.clock, &mut vec![]);
     let mut main = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
-    let mut aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), &main.traces))?;
-    if conduct == Conduct::Honest {
+    let mut aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), challenges, &main.traces))?;
+    if conduct == Conduct::Honest && matches!(challenges, Challenges::Own) {
         machine.check_aux_values(publics, &aux.challenges, &aux.values).map_err(ProveError::AuxValues)?;
     }
     let fixed_ldes = std::mem::take(&mut main.fixed_ldes);
@@ -183,7 +170,7 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
 
     let proof = Proof {
         options: *options,
-        log_heights,
+        log_heights: p.shapes.iter().map(|s| s.log_n).collect(),
         main_roots: main.iter().map(Committed::root).collect(),
         aux_roots: aux.commits.iter().map(|a| a.as_ref().map(Committed::root)).collect(),
         aux_values: aux.values,
@@ -197,6 +184,52 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let timings = p.clock.timings.into_inner().expect("timings lock");
     let stats = ProveStats { timings, rounds, total: p.clock.start.elapsed() };
     Ok((proof, stats))
+}
+
+/// What every entry point does before the first round: checks the
+/// options and traces, shapes the tables, reserves the device set and
+/// absorbs the statement.
+fn setup<'a, B: Backend, M: Machine + ?Sized>(
+    conduct: Conduct,
+    backend: &'a B,
+    machine: &'a M,
+    traces: &[ColMatrix],
+    publics: &'a [F],
+    options: &'a ProofOptions,
+    observer: Option<&'a dyn ProveObserver>,
+) -> Result<(Prover<'a, B>, Transcript, backend_api::Reservation), ProveError> {
+    options.validate()?;
+    let clock = Clock { start: Instant::now(), timings: Mutex::new(vec![]), observer: observer.unwrap_or(&NoObserver) };
+    let tables = machine.tables();
+    let log_heights = check_traces(machine, traces)?;
+    let shapes = protocol::table_shapes(&tables, &log_heights, options, publics.len(), machine.num_challenges())
+        .map_err(ProveError::Statement)?;
+    let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
+    // The device set is held from before the first upload; buffers made on
+    // the proof's lanes keep it until they are freed.
+    let lanes = lanes::Lanes::new(&shapes);
+    let names = shapes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join("+");
+    let reservation = backend.reserve(&Ctx::table(&names), &lanes.all(), &lanes::device_set(&shapes, options))?;
+    let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
+    protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
+    let order = lanes::heaviest_first(&shapes, options);
+    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order };
+    Ok((p, tr, reservation))
+}
+
+/// The main round alone: every trace extended and committed, the roots
+/// returned and everything else released (the first phase of a segmented
+/// proof, [`crate::segments`]).
+pub(crate) fn main_roots<B: Backend, M: Machine + ?Sized>(
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+) -> Result<Vec<backend_api::Digest>, ProveError> {
+    let (p, mut tr, _reservation) = setup(Conduct::Honest, backend, machine, &traces, publics, options, None)?;
+    let main = p.main_commit(&mut tr, traces)?;
+    Ok(main.commits.iter().map(Committed::root).collect())
 }
 
 /// The device set a proof of this statement reserves (the memory model's

@@ -132,16 +132,17 @@ impl<B: Backend> Prover<'_, B> {
         Ok(round)
     }
 
-    /// LogUp round: the challenges, then every table's auxiliary columns
+    /// LogUp round: the challenges (own or shared), then every table's auxiliary columns
     /// built from its traces on the backend, extended and committed.
     pub fn logup(
         &self,
         tr: &mut Transcript,
         num_challenges: usize,
+        source: protocol::Challenges,
         traces: &[Traces<B>],
     ) -> Result<AuxRound<B>, ProveError> {
         let (b, o) = (self.backend, self.options);
-        let challenges: Vec<Ext> = (0..num_challenges).map(|_| tr.challenge_ext(b"challenge")).collect();
+        let challenges = protocol::logup_challenges(tr, num_challenges, source).map_err(ProveError::Statement)?;
         let built = self.per_table(|t, ctx| {
             let Some(logup) = self.tables[t].logup() else { return Ok(None) };
             let shape = &self.shapes[t];
