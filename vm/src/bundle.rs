@@ -9,9 +9,11 @@
 //! expects (program, inputs, outputs): a valid proof of some other program
 //! or run is a named [`Rejection`], not a success to compare by hand.
 
-use crate::air::{StatementError, VmMachine};
+use crate::air::{Place, StatementError, VmMachine, PUBLIC_HEADER};
 use crate::isa::Program;
+use backend_api::Ext;
 use backend_api::F;
+use stark::segments::MainCommitment;
 use stark::verifier::{Acceptance, VerifyError};
 use stark::Proof;
 
@@ -35,6 +37,8 @@ pub enum BundleError {
     Program(String),
     #[error("the proof file's public values are malformed: {0}")]
     Publics(String),
+    #[error("the proof file's segments are malformed: {0}")]
+    Segments(String),
     #[error("{0}")]
     Proof(#[from] stark::DecodeError),
 }
@@ -127,6 +131,24 @@ pub enum Rejection {
     Statement(#[from] StatementError),
     #[error("proof rejected: {0}")]
     Proof(#[from] VerifyError),
+    #[error("segmented proof rejected: {0}")]
+    Segments(#[from] SegmentRejection),
+}
+
+/// The claimed statement against the expected one. It comes before the
+/// proof: it is cheap, and a proof of the wrong statement is worth nothing
+/// however valid.
+fn check_expected(statement: &Statement, expected: &Expected) -> Result<(), Rejection> {
+    if let Some(want) = expected.program_hash.filter(|h| *h != statement.program_hash) {
+        return Err(Rejection::Program { expected: hex(&want), found: hex(&statement.program_hash) });
+    }
+    if let Some(want) = expected.inputs.as_ref().filter(|v| **v != statement.inputs) {
+        return Err(Rejection::Inputs { expected: values(want), found: values(&statement.inputs) });
+    }
+    if let Some(want) = expected.outputs.as_ref().filter(|v| **v != statement.outputs) {
+        return Err(Rejection::Outputs { expected: values(want), found: values(&statement.outputs) });
+    }
+    Ok(())
 }
 
 /// Lowercase hex of a hash.
@@ -154,20 +176,221 @@ impl ProofBundle {
     /// the wrong statement is worth nothing however valid.
     pub fn verify(&self, expected: &Expected, acceptance: &Acceptance) -> Result<Verified, Rejection> {
         let statement = self.statement()?;
-        if let Some(want) = expected.program_hash.filter(|h| *h != statement.program_hash) {
-            return Err(Rejection::Program { expected: hex(&want), found: hex(&statement.program_hash) });
-        }
-        if let Some(want) = expected.inputs.as_ref().filter(|v| **v != statement.inputs) {
-            return Err(Rejection::Inputs { expected: values(want), found: values(&statement.inputs) });
-        }
-        if let Some(want) = expected.outputs.as_ref().filter(|v| **v != statement.outputs) {
-            return Err(Rejection::Outputs { expected: values(want), found: values(&statement.outputs) });
-        }
+        check_expected(&statement, expected)?;
         let machine = VmMachine::from_publics(&self.program, &self.publics)?;
         stark::verify(&machine, &self.publics, &self.proof, acceptance)?;
         let log_heights = self.proof.log_heights.clone();
         let log_max_lde = log_heights.iter().max().copied().unwrap_or(0) + self.proof.options.log_blowup;
         let security = self.proof.options.security(log_max_lde);
         Ok(Verified { statement, options: self.proof.options, log_heights, security })
+    }
+}
+
+const SEGMENTS_MAGIC: &[u8; 8] = b"KILNVMS1";
+/// Bounds the segments an untrusted file can list.
+const MAX_SEGMENTS: u64 = 1 << 20;
+
+/// The one file of a segmented run: the program, then per segment its
+/// public values and proof.
+///
+/// Layout: magic `KILNVMS1`; the program (u64 LE length, bytes); the
+/// segment count (u64 LE); per segment its public values (u64 LE count,
+/// canonical u64 LE each) and its proof (u64 LE length, bytes).
+pub struct SegmentedBundle {
+    pub program: Program,
+    pub segments: Vec<(Vec<F>, Proof)>,
+}
+
+fn put_publics(out: &mut Vec<u8>, publics: &[F]) {
+    out.extend_from_slice(&(publics.len() as u64).to_le_bytes());
+    for v in publics {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn take_publics(b: &mut &[u8]) -> Result<Vec<F>, BundleError> {
+    let count = take_u64(b)?;
+    if count > MAX_PUBLICS || count * 8 > b.len() as u64 {
+        return Err(BundleError::Publics(format!("{count} values do not fit the file")));
+    }
+    (0..count)
+        .map(|i| {
+            let v = take_u64(b)?;
+            F::from_canonical(v).ok_or_else(|| BundleError::Publics(format!("value {i} is not canonical")))
+        })
+        .collect()
+}
+
+fn take_bytes<'a>(b: &mut &'a [u8]) -> Result<&'a [u8], BundleError> {
+    let len = take_u64(b)?;
+    if len > b.len() as u64 {
+        return Err(BundleError::Truncated);
+    }
+    let (head, rest) = b.split_at(len as usize);
+    *b = rest;
+    Ok(head)
+}
+
+impl SegmentedBundle {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let program = self.program.encode();
+        let mut out = SEGMENTS_MAGIC.to_vec();
+        out.extend_from_slice(&(program.len() as u64).to_le_bytes());
+        out.extend_from_slice(&program);
+        out.extend_from_slice(&(self.segments.len() as u64).to_le_bytes());
+        for (publics, proof) in &self.segments {
+            put_publics(&mut out, publics);
+            let proof = proof.to_bytes();
+            out.extend_from_slice(&(proof.len() as u64).to_le_bytes());
+            out.extend_from_slice(&proof);
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<SegmentedBundle, BundleError> {
+        let mut b = bytes.strip_prefix(SEGMENTS_MAGIC.as_slice()).ok_or(BundleError::Magic)?;
+        let program = Program::decode(take_bytes(&mut b)?).map_err(BundleError::Program)?;
+        let count = take_u64(&mut b)?;
+        if count == 0 || count > MAX_SEGMENTS || count * 16 > b.len() as u64 {
+            return Err(BundleError::Segments(format!("{count} segments do not fit the file")));
+        }
+        let mut segments = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let publics = take_publics(&mut b)?;
+            let proof = Proof::from_bytes(take_bytes(&mut b)?)?;
+            segments.push((publics, proof));
+        }
+        if !b.is_empty() {
+            return Err(BundleError::Segments(format!("{} bytes after the last segment", b.len())));
+        }
+        Ok(SegmentedBundle { program, segments })
+    }
+
+    /// The statement the file claims (not yet verified): segment 0's.
+    pub fn statement(&self) -> Result<Statement, Rejection> {
+        let (publics, _) = self.segments.first().ok_or(SegmentRejection::Empty)?;
+        let machine = VmMachine::from_publics(&self.program, publics)?;
+        Ok(Statement {
+            program_hash: self.program.hash(),
+            inputs: machine.inputs().to_vec(),
+            outputs: machine.outputs().to_vec(),
+        })
+    }
+
+    /// Checks the expected statement, that the segments chain into one run
+    /// from the initial state, every segment's proof with the challenges
+    /// they share, and that their buses balance together. Time grows
+    /// linearly with the number of segments.
+    pub fn verify(&self, expected: &Expected, acceptance: &Acceptance) -> Result<Verified, Rejection> {
+        let statement = self.statement()?;
+        check_expected(&statement, expected)?;
+        let machines = self.chain()?;
+        let options = self.segments[0].1.options;
+        if let Some(k) = self.segments.iter().position(|(_, p)| p.options != options) {
+            return Err(SegmentRejection::Options { segment: k }.into());
+        }
+        let commitments: Vec<_> = self.segments.iter().map(|(_, p)| MainCommitment::of_proof(p)).collect();
+        let shared = crate::segment::shared_challenges(&machines, &options, &commitments)
+            .map_err(|e| Rejection::Proof(VerifyError::Shape(e)))?;
+        let mut total = Ext::ZERO;
+        for (k, ((publics, proof), machine)) in self.segments.iter().zip(&machines).enumerate() {
+            stark::segments::verify_segment(machine, publics, proof, acceptance, &shared)
+                .map_err(|error| SegmentRejection::Proof { segment: k, error })?;
+            total += proof.aux_values.iter().map(|v| v[0]).sum::<Ext>();
+        }
+        total +=
+            VmMachine::io_sum(&self.segments[0].0, &shared).map_err(|e| Rejection::Proof(VerifyError::AuxValues(e)))?;
+        if !total.is_zero() {
+            return Err(SegmentRejection::Buses.into());
+        }
+        let log_heights = self.segments.iter().flat_map(|(_, p)| p.log_heights.iter().copied()).collect::<Vec<_>>();
+        let log_max_lde = log_heights.iter().max().copied().unwrap_or(0) + options.log_blowup;
+        Ok(Verified { statement, options, log_heights, security: options.security(log_max_lde) })
+    }
+
+    /// Every segment's statement, checked to chain into one run.
+    fn chain(&self) -> Result<Vec<VmMachine>, Rejection> {
+        let count = self.segments.len();
+        let first = &self.segments[0].0;
+        let mut machines: Vec<VmMachine> = Vec::with_capacity(count);
+        for (k, (publics, _)) in self.segments.iter().enumerate() {
+            let machine = VmMachine::from_publics(&self.program, publics)?;
+            let place = machine.place();
+            let io = |p: &[F]| (p[crate::air::public::N_IN], p[crate::air::public::N_OUT], p[PUBLIC_HEADER..].to_vec());
+            if io(publics) != io(first) {
+                return Err(SegmentRejection::Io { segment: k }.into());
+            }
+            if place.index != k as u64 || place.is_last != (k + 1 == count) {
+                return Err(SegmentRejection::Order { segment: k, count }.into());
+            }
+            let start = machines.last().map_or(Place::WHOLE_RUN.start, |m| m.place().end);
+            if place.start != start {
+                return Err(SegmentRejection::Start { segment: k }.into());
+            }
+            if place.is_last && place.end != Place::WHOLE_RUN.end {
+                return Err(SegmentRejection::Start { segment: k }.into());
+            }
+            machines.push(machine);
+        }
+        Ok(machines)
+    }
+}
+
+/// Why a segmented run's file was rejected, beyond what a single proof
+/// can get wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SegmentRejection {
+    #[error("the file has no segments")]
+    Empty,
+    #[error("segment {segment} states other inputs or outputs than segment 0")]
+    Io { segment: usize },
+    #[error("segment {segment} of {count} is out of place (wrong index or last-segment mark)")]
+    Order { segment: usize, count: usize },
+    #[error(
+        "segment {segment} does not start where the run stood (the end of the segment before, or the initial state)"
+    )]
+    Start { segment: usize },
+    #[error("segment {segment} was proven with other options than segment 0")]
+    Options { segment: usize },
+    #[error("segment {segment}: {error}")]
+    Proof { segment: usize, error: VerifyError },
+    #[error("the segments' LogUp buses do not balance together (memory or io differs across segments)")]
+    Buses,
+}
+
+/// A proof file of either kind, told apart by its magic bytes.
+pub enum AnyBundle {
+    Whole(Box<ProofBundle>),
+    Segmented(SegmentedBundle),
+}
+
+impl AnyBundle {
+    pub fn from_bytes(bytes: &[u8]) -> Result<AnyBundle, BundleError> {
+        if bytes.starts_with(SEGMENTS_MAGIC) {
+            SegmentedBundle::from_bytes(bytes).map(AnyBundle::Segmented)
+        } else {
+            ProofBundle::from_bytes(bytes).map(|b| AnyBundle::Whole(Box::new(b)))
+        }
+    }
+
+    pub fn verify(&self, expected: &Expected, acceptance: &Acceptance) -> Result<Verified, Rejection> {
+        match self {
+            AnyBundle::Whole(b) => b.verify(expected, acceptance),
+            AnyBundle::Segmented(b) => b.verify(expected, acceptance),
+        }
+    }
+
+    pub fn statement(&self) -> Result<Statement, Rejection> {
+        match self {
+            AnyBundle::Whole(b) => b.statement(),
+            AnyBundle::Segmented(b) => b.statement(),
+        }
+    }
+
+    pub fn program(&self) -> &Program {
+        match self {
+            AnyBundle::Whole(b) => &b.program,
+            AnyBundle::Segmented(b) => &b.program,
+        }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Owns the instruction set ([`isa`]), the assembler ([`asm`]), the
 //! executor ([`exec`]), the multi-table AIR joined by LogUp buses
-//! ([`air`], [`logup`]), trace generation ([`trace`]), a direct constraint
+//! ([`air`], [`logup`]), trace generation ([`trace`]), runs cut into
+//! segments proven together ([`segment`]), a direct constraint
 //! checker for tests ([`check`]), the bundled example programs
 //! ([`examples`]), the proof file and the statement it proves ([`bundle`]),
 //! and the `kiln` CLI (the crate's binary, behind the default `cli`
@@ -17,6 +18,7 @@ pub mod check;
 pub mod exec;
 pub mod isa;
 pub mod logup;
+pub mod segment;
 pub mod trace;
 
 pub use air::VmMachine;

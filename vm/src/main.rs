@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use vm::bundle::{Expected, ProofBundle, Rejection};
+use vm::bundle::{AnyBundle, Expected, ProofBundle, Rejection};
 use vm::exec::DEFAULT_MAX_CYCLES;
 use vm::{asm, examples, execute, trace, ExecOptions, Program, VmMachine};
 
@@ -46,6 +46,9 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// One step of a segmented prove, for a distributed driver (see `kiln prove --segment-cycles`)
+    #[command(subcommand)]
+    Segment(segcmd::SegmentCmd),
 }
 
 #[derive(Args)]
@@ -122,6 +125,9 @@ struct ProveArgs {
     /// Also print every prover stage of every table, and the device's start-up
     #[arg(long)]
     timings: bool,
+    /// Prove the run as segments of this many cycles (a power of two, as a number or 2^k), one proof file
+    #[arg(long, value_parser = segcmd::parse_cycles, value_name = "N")]
+    segment_cycles: Option<u64>,
 }
 
 #[derive(Args)]
@@ -164,7 +170,8 @@ macro_rules! say {
     }};
 }
 
-// After `say!`, which it uses.
+// After `say!`, which they use.
+mod segcmd;
 mod share;
 
 fn main() -> ExitCode {
@@ -200,6 +207,7 @@ fn main() -> ExitCode {
         Cmd::Verify(a) => cmd_verify(a),
         Cmd::Run(a) => cmd_run(a),
         Cmd::Devices { json } => cmd_devices(json),
+        Cmd::Segment(c) => segcmd::cmd_segment(c),
     });
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -329,22 +337,31 @@ impl ProveObserver for Progress {
     }
 }
 
+/// Proof options from the flags.
+fn options_of(hash: HashChoice, blowup: u64, queries: usize, grinding: u32) -> CliResult<ProofOptions> {
+    let hash = match hash {
+        HashChoice::Blake3 => HashKind::Blake3,
+        HashChoice::Keccak => HashKind::Keccak256,
+    };
+    let opts = ProofOptions { num_queries: queries, grinding_bits: grinding, hash, ..default_options() }
+        .with_blowup(blowup)
+        .map_err(|e| format!("invalid options: {e}"))?;
+    opts.validate().map_err(|e| format!("invalid options: {e}"))?;
+    Ok(opts)
+}
+
+fn proof_options(a: &ProveArgs) -> CliResult<ProofOptions> {
+    options_of(a.hash, a.blowup, a.queries, a.grinding)
+}
+
 fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
+    if let Some(cycles) = a.segment_cycles {
+        return segcmd::cmd_prove_segmented(&a, cycles);
+    }
     if let Some(done) = share::dispatch(&a) {
         return done;
     }
-    let opts = ProofOptions {
-        num_queries: a.queries,
-        grinding_bits: a.grinding,
-        hash: match a.hash {
-            HashChoice::Blake3 => HashKind::Blake3,
-            HashChoice::Keccak => HashKind::Keccak256,
-        },
-        ..default_options()
-    }
-    .with_blowup(a.blowup)
-    .map_err(|e| format!("invalid options: {e}"))?;
-    opts.validate().map_err(|e| format!("invalid options: {e}"))?;
+    let opts = proof_options(&a)?;
     let (name, program) = load_program(a.program.as_deref())?;
     let mut inputs = parse_inputs(&a.prog.inputs)?;
     if a.program.is_none() && a.prog.inputs.is_empty() {
@@ -700,13 +717,17 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
     let t0 = Instant::now();
     let expected = expected_statement(&a)?;
     let bytes = std::fs::read(&a.file).map_err(|e| format!("cannot read `{}`: {e}", a.file.display()))?;
-    let bundle = ProofBundle::from_bytes(&bytes).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let bundle = AnyBundle::from_bytes(&bytes).map_err(|e| format!("{}: {e}", a.file.display()))?;
     let v = bundle.verify(&expected, &Acceptance::MinSecurity(a.min_security)).map_err(|e| match e {
         Rejection::Statement(e) => format!("{}: {e}", a.file.display()),
         e => e.to_string(),
     })?;
     let elapsed = t0.elapsed();
     let hash = hex(&v.statement.program_hash);
+    let segments = match &bundle {
+        AnyBundle::Whole(_) => 1,
+        AnyBundle::Segmented(b) => b.segments.len(),
+    };
     let checked = [
         ("program", expected.program_hash.is_some()),
         ("inputs", expected.inputs.is_some()),
@@ -717,7 +738,8 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
         let out = json!({
             "verified": true,
             "hash": hash,
-            "instructions": bundle.program.len(),
+            "instructions": bundle.program().len(),
+            "segments": segments,
             "inputs": nums(&v.statement.inputs),
             "outputs": nums(&v.statement.outputs),
             "checked": checked.iter().map(|(k, c)| (k.to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
@@ -731,7 +753,8 @@ fn cmd_verify(a: VerifyArgs) -> CliResult<()> {
         say!("{out}");
     } else {
         let names: Vec<&str> = checked.iter().filter(|c| c.1).map(|c| c.0).collect();
-        say!("verified  program {hash} ({} instructions)", bundle.program.len());
+        let in_segments = if segments > 1 { format!(", {segments} segments") } else { String::new() };
+        say!("verified  program {hash} ({} instructions{in_segments})", bundle.program().len());
         say!("inputs    {}", list(&v.statement.inputs));
         say!("outputs   {}", list(&v.statement.outputs));
         if names.is_empty() {

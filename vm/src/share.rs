@@ -6,8 +6,8 @@
 //! device and time, the throughput, each device's memory gate (waits, peak
 //! held) and the race detector's verdict.
 
-use crate::{load_program, parse_inputs, CliResult, HashChoice, ProveArgs};
-use backend_api::{HashKind, F};
+use crate::{load_program, parse_inputs, proof_options, CliResult, ProveArgs};
+use backend_api::F;
 use backend_cpu::{CpuBackend, CrossCheck};
 use clap::Args;
 use serde_json::{json, Value};
@@ -118,18 +118,6 @@ struct Job {
     program: Program,
     machine: VmMachine,
     traces: Vec<backend_api::ColMatrix>,
-}
-
-fn proof_options(a: &ProveArgs) -> CliResult<ProofOptions> {
-    let hash = match a.hash {
-        HashChoice::Blake3 => HashKind::Blake3,
-        HashChoice::Keccak => HashKind::Keccak256,
-    };
-    let o = ProofOptions { num_queries: a.queries, grinding_bits: a.grinding, hash, ..ProofOptions::default() }
-        .with_blowup(a.blowup)
-        .map_err(|e| format!("invalid options: {e}"))?;
-    o.validate().map_err(|e| format!("invalid options: {e}"))?;
-    Ok(o)
 }
 
 fn jobs(a: &ProveArgs) -> CliResult<Vec<Job>> {

@@ -7,6 +7,9 @@
 //! core's cache) into a zeroed buffer, and only the non-zero cells are
 //! written. What a row needs from the rows before it (the io pointers, the
 //! previous memory access) is known per block before the blocks run.
+//!
+//! A whole run is one [`Segment`]; [`crate::segment`] cuts longer runs
+//! into several, each built the same way.
 
 use crate::air::{cpu, decode, mem, prog, MIN_LOG_HEIGHT, RANGE_BITS};
 use crate::exec::{Execution, MemAccess, Step};
@@ -39,15 +42,57 @@ fn padded(n: usize) -> usize {
     n.next_power_of_two().max(1 << MIN_LOG_HEIGHT)
 }
 
+/// The part of a recorded execution that one segment proves.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment<'a> {
+    pub index: u64,
+    pub is_last: bool,
+    /// The segment's steps; all but the last segment's are a power of two
+    /// in number (the last is padded with its final halt).
+    pub steps: &'a [Step],
+    /// Its loads and stores, in time order.
+    pub accesses: &'a [MemAccess],
+    /// The cycle of its first step.
+    pub start_clk: u64,
+    /// The pc after its last step (the last segment's: its halt's).
+    pub next_pc: u32,
+    /// Inputs read and outputs written before it.
+    pub start_io: (u64, u64),
+    /// Every address touched before it, ascending, with its value then.
+    pub live: &'a [(u64, F)],
+}
+
+impl<'a> Segment<'a> {
+    /// A whole run as its one segment.
+    pub fn whole(ex: &'a Execution) -> Segment<'a> {
+        Segment {
+            index: 0,
+            is_last: true,
+            steps: &ex.steps,
+            accesses: &ex.memory,
+            start_clk: 0,
+            next_pc: ex.steps.last().map_or(0, |s| s.pc),
+            start_io: (0, 0),
+            live: &[],
+        }
+    }
+}
+
 /// Builds the main traces of a recorded execution of `program`.
 pub fn generate(program: &Program, ex: &Execution) -> Result<Vec<ColMatrix>, TraceError> {
     if ex.steps.is_empty() {
         return Err(if ex.cycles == 0 { TraceError::Empty } else { TraceError::NotRecorded });
     }
-    let ((cpu_trace, program_trace), memory) = rayon::join(
-        || (cpu_trace(program, ex), program_multiplicities(program, &ex.steps)),
-        || memory_trace(&ex.memory),
-    );
+    generate_segment(program, &Segment::whole(ex))
+}
+
+/// Builds the main traces of one segment.
+pub fn generate_segment(program: &Program, seg: &Segment) -> Result<Vec<ColMatrix>, TraceError> {
+    if seg.steps.is_empty() {
+        return Err(TraceError::Empty);
+    }
+    let ((cpu_trace, program_trace), memory) =
+        rayon::join(|| (cpu_trace(program, seg), program_multiplicities(program, seg.steps)), || memory_trace(seg));
     let memory = memory?;
     let range_trace = range_multiplicities(&memory);
     Ok(vec![cpu_trace?, memory, program_trace, range_trace])
@@ -97,21 +142,26 @@ fn io_pointers(program: &Program, steps: &[Step], blocks: usize) -> Vec<(u64, u6
         .collect()
 }
 
-fn cpu_trace(program: &Program, ex: &Execution) -> Result<ColMatrix, TraceError> {
-    let rows = ex.steps.len();
+fn cpu_trace(program: &Program, seg: &Segment) -> Result<ColMatrix, TraceError> {
+    let rows = seg.steps.len();
     let n = padded(rows);
     let decoded = sparse_decoded(program);
     let mut data = zeroed("cpu", cpu::WIDTH, n)?;
     let blocks = blocks_of(&mut data, n);
-    let starts = io_pointers(program, &ex.steps, blocks.len());
-    blocks.into_par_iter().zip(starts).enumerate().for_each(|(b, (mut cols, (mut in_ptr, mut out_ptr)))| {
+    let starts = io_pointers(program, seg.steps, blocks.len());
+    let (in0, out0) = seg.start_io;
+    blocks.into_par_iter().zip(starts).enumerate().for_each(|(b, (mut cols, (in_ptr, out_ptr)))| {
+        let (mut in_ptr, mut out_ptr) = (in0 + in_ptr, out0 + out_ptr);
         for i in 0..cols[0].len() {
             let r = b * BLOCK + i;
             // Padding repeats the final halt, one cycle later each row.
-            let step = &ex.steps[r.min(rows - 1)];
+            let step = &seg.steps[r.min(rows - 1)];
             let ins = &program.instructions[step.pc as usize];
             let mut set = |c: usize, v: F| cols[c][i] = v;
-            set(cpu::CLK, F::new(r as u64));
+            set(cpu::CLK, F::new(seg.start_clk + r as u64));
+            set(cpu::SEG, F::new(seg.index));
+            let npc = if r + 1 < rows { seg.steps[r + 1].pc } else { seg.next_pc };
+            set(cpu::NPC, F::new(npc as u64));
             set(cpu::PC, F::new(step.pc as u64));
             for j in 1..NUM_REGS {
                 set(cpu::REG + j - 1, step.regs[j]);
@@ -136,14 +186,22 @@ fn cpu_trace(program: &Program, ex: &Execution) -> Result<ColMatrix, TraceError>
     Ok(ColMatrix::new(cpu::WIDTH, n, data))
 }
 
-/// Row r of the memory table: the r-th access in (address, cycle) order,
-/// or padding, which writes zero to the last address one cycle apart.
-fn memory_row(sorted: &[MemAccess], r: usize) -> [(usize, F); mem::WIDTH] {
+/// One row of the memory table: an access, or a segment's opening write
+/// of a value from before it.
+#[derive(Clone, Copy, Debug)]
+struct MemRow {
+    access: MemAccess,
+    init: bool,
+}
+
+/// Row r of the memory table: the r-th row in (address, cycle) order, or
+/// padding, which writes zero to the last address one cycle apart.
+fn memory_row(sorted: &[MemRow], seg: &Segment, r: usize) -> [(usize, F); mem::WIDTH] {
     let real = r < sorted.len();
     let at = |i: usize| match sorted.get(i) {
-        Some(a) => *a,
+        Some(row) => row.access,
         None => {
-            let last = sorted.last().map_or(MemAccess { addr: 0, clk: 0, value: F::ZERO, write: true }, |a| *a);
+            let last = sorted.last().map_or(MemAccess { addr: 0, clk: 0, value: F::ZERO, write: true }, |a| a.access);
             let clk = if sorted.is_empty() { i as u64 } else { last.clk + (i + 1 - sorted.len()) as u64 };
             MemAccess { addr: last.addr, clk, value: F::ZERO, write: true }
         }
@@ -156,29 +214,41 @@ fn memory_row(sorted: &[MemAccess], r: usize) -> [(usize, F); mem::WIDTH] {
         Some(p) if same => a.clk - p.clk - 1,
         Some(p) => a.addr - p.addr - 1,
     };
+    let init = real && sorted[r].init;
+    let last_of_address = real && sorted.get(r + 1).is_none_or(|next| next.access.addr != a.addr);
     let limb = |v: u64| F::new(v & ((1 << RANGE_BITS) - 1));
+    let bit = |b: bool| F::new(b as u64);
     [
         (mem::ADDR, F::new(a.addr)),
         (mem::CLK, F::new(a.clk)),
         (mem::VAL, a.value),
-        (mem::WRITE, F::new(a.write as u64)),
-        (mem::REAL, F::new(real as u64)),
-        (mem::SAME, F::new(same as u64)),
+        (mem::WRITE, bit(a.write)),
+        (mem::REAL, bit(real)),
+        (mem::SAME, bit(same)),
         (mem::LO, limb(gap)),
         (mem::HI, F::new(gap >> RANGE_BITS)),
         (mem::ADDR_LO, limb(a.addr)),
         (mem::ADDR_HI, F::new(a.addr >> RANGE_BITS)),
+        (mem::INIT, bit(init)),
+        (mem::FINAL, bit(last_of_address)),
+        (mem::SEND, bit(last_of_address && !seg.is_last)),
+        (mem::SEG, F::new(seg.index)),
     ]
 }
 
-fn memory_trace(accesses: &[MemAccess]) -> Result<ColMatrix, TraceError> {
-    let mut sorted = accesses.to_vec();
-    sorted.par_sort_unstable_by_key(|a| (a.addr, a.clk));
+fn memory_trace(seg: &Segment) -> Result<ColMatrix, TraceError> {
+    let opening = seg.live.iter().map(|&(addr, value)| MemRow {
+        access: MemAccess { addr, clk: seg.start_clk.wrapping_sub(1), value, write: true },
+        init: true,
+    });
+    let mut sorted: Vec<MemRow> =
+        opening.chain(seg.accesses.iter().map(|&access| MemRow { access, init: false })).collect();
+    sorted.par_sort_unstable_by_key(|r| (r.access.addr, !r.init, r.access.clk));
     let n = padded(sorted.len());
     let mut data = zeroed("memory", mem::WIDTH, n)?;
     blocks_of(&mut data, n).into_par_iter().enumerate().for_each(|(b, mut cols)| {
         for i in 0..cols[0].len() {
-            for (c, v) in memory_row(&sorted, b * BLOCK + i) {
+            for (c, v) in memory_row(&sorted, seg, b * BLOCK + i) {
                 cols[c][i] = v;
             }
         }
@@ -213,6 +283,7 @@ fn histogram(bins: usize, values: impl ParallelIterator<Item = u64>) -> Vec<F> {
 /// The program table's one main column: how often each pc is fetched,
 /// padding rows (repeats of the final halt) included.
 fn program_multiplicities(program: &Program, steps: &[Step]) -> ColMatrix {
+    // Only the last segment is padded; the others have a power-of-two count.
     let mut mult = histogram(padded(program.len()), steps.par_iter().map(|s| s.pc as u64));
     let last = steps.last().expect("non-empty").pc as usize;
     mult[last] += F::new((padded(steps.len()) - steps.len()) as u64);

@@ -270,13 +270,14 @@ fn out_of_host_memory_is_one_line_and_exit_1() {
 #[test]
 fn out_of_host_memory_building_the_trace_is_one_line_and_exit_1() {
     // 2^21 cycles: the execution record fits the limit, the CPU table
-    // (51 columns of 2^21 rows) does not.
+    // (its columns of 2^21 rows) does not.
     let (out, dir) = prove_under_memory_limit(&["--input", "524286,3"]);
     let e = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{e}");
+    let bytes = vm::air::cpu::WIDTH << 21 << 3;
     assert_eq!(
         e.trim_end(),
-        "error: trace generation failed: out of host memory building the cpu table (855638016 bytes)"
+        format!("error: trace generation failed: out of host memory building the cpu table ({bytes} bytes)")
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "left files behind");
 }

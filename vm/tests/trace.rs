@@ -62,9 +62,12 @@ fn cpu_trace(program: &Program, ex: &Execution) -> ColMatrix {
         for (i, v) in decode(ins).into_iter().enumerate() {
             set(r, cpu::DECODED + i, v);
         }
+        // The pc after the step: the next row's (padding: the halt's own).
+        set(r, cpu::NPC, F::new(ex.steps[(r + 1).min(rows - 1)].pc as u64));
         in_ptr += (ins.op == Opcode::Read) as u64;
         out_ptr += (ins.op == Opcode::Write) as u64;
     }
+    // A whole run is segment 0: the segment column stays zero.
     ColMatrix::new(cpu::WIDTH, n, data)
 }
 
@@ -97,6 +100,8 @@ fn memory_trace(accesses: &[MemAccess]) -> ColMatrix {
             (mem::HI, F::new(gap >> RANGE_BITS)),
             (mem::ADDR_LO, F::new(a.addr & ((1 << RANGE_BITS) - 1))),
             (mem::ADDR_HI, F::new(a.addr >> RANGE_BITS)),
+            // A whole run has no rows from before it and sends nothing on.
+            (mem::FINAL, F::new((real && sorted.get(r + 1).is_none_or(|b| b.addr != a.addr)) as u64)),
         ];
         for (c, v) in row {
             data[c * n + r] = v;
