@@ -200,7 +200,11 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
     let r = RunRecord { program, ex, options };
     let s = segmented(&r, cycles)?;
     let t_prove = Instant::now();
-    let (proofs, backend) = on_backends(a.backend, a.share.devices.as_deref(), &Local { s: &s, options: &r.options })?;
+    let (proofs, backend) = on_backends(
+        a.backend,
+        a.share.devices.as_deref(),
+        &Local { s: &s, options: &r.options, jobs: a.share.jobs as usize },
+    )?;
     let prove_time = t_prove.elapsed();
     let segments = (0..s.count())
         .map(|k| s.machine(k).map(|m| m.publics().to_vec()))
@@ -297,22 +301,26 @@ impl OnBackends<stark::Proof> for ProveOne<'_> {
 }
 
 /// Both phases of every segment, the segments of each phase taken in turn
-/// by one thread per backend; results land in segment order.
+/// by `jobs` threads per backend (so one segment's host work, its traces,
+/// overlaps another's device work); results land in segment order.
 struct Local<'a> {
     s: &'a Segmented<'a>,
     options: &'a ProofOptions,
+    jobs: usize,
 }
 
-/// `f(backend, k)` for every segment k, spread over the backends.
+/// `f(backend, k)` for every segment k, spread over `jobs` threads per
+/// backend.
 fn spread<B: Backend + Sync, T: Send>(
     backends: &[B],
+    jobs: usize,
     count: usize,
     f: impl Fn(&B, usize) -> CliResult<T> + Sync,
 ) -> CliResult<Vec<T>> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<CliResult<T>>>> = Mutex::new((0..count).map(|_| None).collect());
     std::thread::scope(|scope| {
-        for b in backends {
+        for b in backends.iter().flat_map(|b| std::iter::repeat_n(b, jobs.max(1))) {
             scope.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k >= count {
@@ -330,9 +338,9 @@ impl OnBackends<Vec<stark::Proof>> for Local<'_> {
     fn run<B: Backend + Sync>(&self, backends: &[B]) -> CliResult<Vec<stark::Proof>> {
         let (s, o) = (self.s, self.options);
         let commitments =
-            spread(backends, s.count(), |b, k| s.commit(b, k, o).map_err(|e| format!("segment {k}: {e}")))?;
+            spread(backends, self.jobs, s.count(), |b, k| s.commit(b, k, o).map_err(|e| format!("segment {k}: {e}")))?;
         let shared = s.challenges(o, &commitments).map_err(|e| e.to_string())?;
-        spread(backends, s.count(), |b, k| {
+        spread(backends, self.jobs, s.count(), |b, k| {
             s.prove(b, k, o, &shared, &commitments[k]).map_err(|e| format!("segment {k}: {e}"))
         })
     }

@@ -29,7 +29,7 @@ pub struct ShareArgs {
     /// Prove each program this many times, as one batch, and print the throughput
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub repeat: u64,
-    /// Proofs in flight at once on each device in a batch
+    /// Proofs in flight at once on each device in a batch (segments, with --segment-cycles)
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub jobs: u64,
     /// CUDA devices to prove on, by ordinal: 0,1 or all (several devices run as one batch)
