@@ -4,8 +4,9 @@
 //! options and their security level, the proof format, the prover (every
 //! heavy stage through the backend) and the verifier (host only, no
 //! backend), the tools that test soundness for any machine ([`attack`]:
-//! the malicious-witness harness and the proof fuzzer), and batches of
-//! proofs on one or several backends ([`batch`]). A proof runs each
+//! the malicious-witness harness and the proof fuzzer), batches of
+//! proofs on one or several backends ([`batch`]), and statements proven as
+//! segments whose buses balance together ([`segments`]). A proof runs each
 //! table's stages on a lane of its own and reserves its device set first
 //! (`BackendBase::reserve`), so tables and proofs share a device; the
 //! transcript absorbs results in table order whatever finished first.
