@@ -200,11 +200,8 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
     let r = RunRecord { program, ex, options };
     let s = segmented(&r, cycles)?;
     let t_prove = Instant::now();
-    let (proofs, backend) = on_backends(
-        a.backend,
-        a.share.devices.as_deref(),
-        &Local { s: &s, options: &r.options, jobs: a.share.jobs as usize },
-    )?;
+    let local = Local { s: &s, options: &r.options, jobs: a.share.jobs as usize };
+    let ((proofs, phases), backend) = on_backends(a.backend, a.share.devices.as_deref(), &local)?;
     let prove_time = t_prove.elapsed();
     let segments = (0..s.count())
         .map(|k| s.machine(k).map(|m| m.publics().to_vec()))
@@ -227,6 +224,9 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
             "prove_ms": prove_time.as_secs_f64() * 1e3, "segments_per_s": per_s,
             "verify_ms": verify_time.as_secs_f64() * 1e3,
             "verify_ms_per_segment": verify_time.as_secs_f64() * 1e3 / s.count() as f64,
+            "phases_ms": {"commit": ms(phases.commit), "challenges": ms(phases.challenges), "prove": ms(phases.prove)},
+            "trace_ms_summed_over_threads": ms(s.trace_time()),
+            "prove_rounds_ms_summed_over_segments": s.round_times().iter().map(|(n, d)| (n.to_string(), json!(ms(*d)))).collect::<serde_json::Map<_, _>>(), "jobs": a.share.jobs,
             "proof_bytes": bytes.len(), "security_bits": v.security.bits, "total_ms": t0.elapsed().as_secs_f64() * 1e3,
             "out": a.out.display().to_string(),
         });
@@ -235,7 +235,7 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
         say!("program   {name} ({} instructions), {} cycles", r.program.len(), r.ex.cycles);
         say!("segments  {} of {cycles} cycles on {backend}", s.count());
         say!("outputs   {:?}", r.ex.outputs.iter().map(|x| x.value()).collect::<Vec<_>>());
-        say!("proved    in {prove_time:.2?} ({per_s:.2} segments/s, both phases)");
+        say!("proved    in {prove_time:.2?} ({per_s:.2} segments/s): commit {:.2?}, challenges {:.2?}, prove {:.2?}; traces took {:.2?} summed over threads", phases.commit, phases.challenges, phases.prove, s.trace_time());
         say!("verified  in {verify_time:.2?} ({:.2?} per segment)", verify_time / s.count() as u32);
         say!("wrote     {} ({} bytes)", a.out.display(), bytes.len());
     }
@@ -334,16 +334,31 @@ fn spread<B: Backend + Sync, T: Send>(
     results.into_inner().expect("results lock").into_iter().map(|r| r.expect("every segment ran")).collect()
 }
 
-impl OnBackends<Vec<stark::Proof>> for Local<'_> {
-    fn run<B: Backend + Sync>(&self, backends: &[B]) -> CliResult<Vec<stark::Proof>> {
+/// Wall time of the local path's phases.
+struct Phases {
+    commit: std::time::Duration,
+    challenges: std::time::Duration,
+    prove: std::time::Duration,
+}
+
+impl OnBackends<(Vec<stark::Proof>, Phases)> for Local<'_> {
+    fn run<B: Backend + Sync>(&self, backends: &[B]) -> CliResult<(Vec<stark::Proof>, Phases)> {
         let (s, o) = (self.s, self.options);
+        let t0 = Instant::now();
         let commitments =
             spread(backends, self.jobs, s.count(), |b, k| s.commit(b, k, o).map_err(|e| format!("segment {k}: {e}")))?;
+        let t1 = Instant::now();
         let shared = s.challenges(o, &commitments).map_err(|e| e.to_string())?;
-        spread(backends, self.jobs, s.count(), |b, k| {
+        let t2 = Instant::now();
+        let proofs = spread(backends, self.jobs, s.count(), |b, k| {
             s.prove(b, k, o, &shared, &commitments[k]).map_err(|e| format!("segment {k}: {e}"))
-        })
+        })?;
+        Ok((proofs, Phases { commit: t1 - t0, challenges: t2 - t1, prove: t2.elapsed() }))
     }
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 fn read(path: &Path) -> CliResult<Vec<u8>> {

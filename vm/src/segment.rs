@@ -23,6 +23,9 @@ use backend_api::{Backend, ColMatrix, Ext, F};
 use stark::segments::{self, MainCommitment, SegmentStatement};
 use stark::{ProofOptions, ProveError};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Smallest segment: a table's smallest height.
 pub const MIN_LOG_SEGMENT: u32 = crate::air::MIN_LOG_HEIGHT;
@@ -62,6 +65,10 @@ pub struct Segmented<'a> {
     pub ex: &'a Execution,
     pub segment_cycles: u64,
     cuts: Vec<Cut>,
+    /// Nanoseconds spent building traces, summed over threads (reports).
+    trace_ns: AtomicU64,
+    /// Phase-2 prover rounds, summed over segments (reports).
+    rounds: Mutex<Vec<(&'static str, Duration)>>,
 }
 
 /// The machine state before step `at` of the run (or zero past its end).
@@ -112,7 +119,7 @@ impl<'a> Segmented<'a> {
             let place = Place { index: k as u64, is_last, start, end };
             cuts.push(Cut { steps, accesses, start_io, live, place });
         }
-        Ok(Segmented { program, ex, segment_cycles, cuts })
+        Ok(Segmented { program, ex, segment_cycles, cuts, trace_ns: AtomicU64::new(0), rounds: Mutex::new(vec![]) })
     }
 
     pub fn count(&self) -> usize {
@@ -162,7 +169,20 @@ impl<'a> Segmented<'a> {
             start_io: cut.start_io,
             live: &cut.live,
         };
-        Ok(trace::generate_segment(self.program, &seg)?)
+        let t0 = Instant::now();
+        let traces = trace::generate_segment(self.program, &seg)?;
+        self.trace_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(traces)
+    }
+
+    /// Phase-2 prover rounds so far, each summed over segments.
+    pub fn round_times(&self) -> Vec<(&'static str, Duration)> {
+        self.rounds.lock().expect("rounds lock").clone()
+    }
+
+    /// Time spent building traces so far, summed over threads.
+    pub fn trace_time(&self) -> Duration {
+        Duration::from_nanos(self.trace_ns.load(Ordering::Relaxed))
     }
 
     /// Phase 1 of segment k.
@@ -198,8 +218,15 @@ impl<'a> Segmented<'a> {
     ) -> Result<stark::Proof, SegmentError> {
         let machine = self.machine(k)?;
         let traces = self.traces(k)?;
-        let (proof, _) =
+        let (proof, stats) =
             segments::prove_segment(backend, &machine, traces, machine.publics(), options, shared, expected)?;
+        let mut rounds = self.rounds.lock().expect("rounds lock");
+        for (name, d) in stats.rounds {
+            match rounds.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, total)) => *total += d,
+                None => rounds.push((name, d)),
+            }
+        }
         Ok(proof)
     }
 

@@ -1,0 +1,7 @@
+set -u
+export KILN_CACHE_DIR=/tmp/kiln-cache
+C="vm/examples/chain.kasm --input 4194302,3 --segment-cycles 2^20 --backend cuda --json"
+for cfg in "0 1" "0 1" "0,1 1" "0,1 1" "0,1 3" "0 3"; do set -- $cfg
+  .gpu-bin/kiln prove $C --devices $1 --jobs $2 --out /tmp/s.proof | python3 -c 'import json,sys; v=json.load(sys.stdin); print("devices '$1' jobs '$2'", "prove %.0f" % v["prove_ms"], {k: round(x) for k,x in v["phases_ms"].items()}, "traces %.0f" % v["trace_ms_summed_over_threads"], {k: round(x) for k,x in v["prove_rounds_ms_summed_over_segments"].items()})'
+done
+nproc; nvidia-smi --query-gpu=index,utilization.gpu --format=csv
