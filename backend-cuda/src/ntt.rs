@@ -47,6 +47,13 @@ impl TwiddleCache {
         }
         // Kept by the backend across proofs: owned by no proof's claim.
         let t = Arc::new(Twiddles { log, fwd: scope.upload_shared(&fwd)?, inv: scope.upload_shared(&inv)? });
+        // Other proofs' streams take the tables from the cache without
+        // waiting on this scope (its end event does not exist yet), and a
+        // small upload is still in flight on return: publish them only once
+        // they have landed. (Without this a concurrent proof could read
+        // half-copied twiddles: seen as a segment whose main root differed
+        // between two computations, four proofs in flight on one H200.)
+        scope.sync()?;
         let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match g.as_ref() {
             Some(old) if old.log >= t.log => Ok(old.clone()),

@@ -170,3 +170,50 @@ fn proofs_larger_than_the_budget_run_alone() {
     assert_eq!(g.alone, 8, "every proof is larger than the budget");
     assert!(r.report().is_clean(), "{}", r.report());
 }
+
+/// A fresh backend's first transforms, started on many threads at once
+/// without the race detector (whose locks serialize them): the twiddle
+/// tables they share are made by one of them while the others wait for
+/// nothing, so they must be complete before anyone else can take them.
+/// Each output must equal the CPU's; repeated on `KILN_SHARE_ROUNDS` x 4
+/// fresh backends.
+#[test]
+fn a_fresh_devices_first_transforms_at_once_equal_the_cpu() {
+    use backend_api::{BackendBase, Ctx, NttOps, GENERATOR};
+    let rounds = 4 * std::env::var("KILN_SHARE_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3usize);
+    let cpu = CpuBackend::new();
+    let ctx = Ctx::table("twiddles");
+    let inputs: Vec<ColMatrix> = (0..8u64)
+        .map(|k| {
+            let (log, width) = (4 + 2 * (k as u32 % 4), 1 + k as usize);
+            let data = (0..width << log)
+                .map(|i| F::new(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 7 * k + 1)))
+                .collect();
+            ColMatrix::new(width, 1 << log, data)
+        })
+        .collect();
+    let want: Vec<ColMatrix> = inputs
+        .iter()
+        .map(|m| {
+            cpu.download(&ctx, &cpu.coset_lde(&ctx, &cpu.upload(&ctx, m).unwrap(), 2, GENERATOR).unwrap()).unwrap()
+        })
+        .collect();
+    for round in 0..rounds {
+        let config = CudaConfig { debug_races: false, ..CudaConfig::from_env().expect("KILN_CUDA_* variables") };
+        let Ok(dev) = CudaBackend::with_config(0, config) else {
+            println!("SKIPPED: no CUDA device");
+            return;
+        };
+        std::thread::scope(|s| {
+            for (k, (m, w)) in inputs.iter().zip(&want).enumerate() {
+                let dev = &dev;
+                s.spawn(move || {
+                    let ctx = Ctx::on("twiddles", backend_api::Lane(100 + k as u64));
+                    let got =
+                        dev.download(&ctx, &dev.coset_lde(&ctx, &dev.upload(&ctx, m).unwrap(), 2, GENERATOR).unwrap());
+                    assert_eq!(&got.unwrap(), w, "round {round}, matrix {k}: the LDE differs from the CPU's");
+                });
+            }
+        });
+    }
+}
