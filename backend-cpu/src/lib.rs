@@ -51,8 +51,8 @@ pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 /// A host allocation that failed, and its size. Ops turn it into
 /// `BackendError::HostAlloc` naming their stage and table.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct AllocFailed {
-    bytes: u64,
+pub struct AllocFailed {
+    pub bytes: u64,
 }
 
 impl AllocFailed {
@@ -75,7 +75,8 @@ impl AllocFailed {
 ///
 /// Large buffers are where host memory runs out, so the allocation is
 /// fallible: a failure is an [`AllocFailed`], never a panic or an abort.
-pub(crate) fn try_zeroed<T: bytemuck::Zeroable>(len: usize) -> std::result::Result<Vec<T>, AllocFailed> {
+/// Trace generation (the `vm` crate) takes its buffers here too.
+pub fn try_zeroed<T: bytemuck::Zeroable>(len: usize) -> std::result::Result<Vec<T>, AllocFailed> {
     // F is Zeroable (all-zero bits are F's zero), so bytemuck can take the
     // allocator's zeroed path.
     let failed = AllocFailed { bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64) };
