@@ -157,10 +157,20 @@ pub fn prove_segment<B: Backend, M: Machine + ?Sized>(
         Challenges::Shared(shared),
         None,
     )?;
-    if MainCommitment::of_proof(&proof) != *expected {
-        return Err(ProveError::Statement(
-            "the segment's main commitment differs from its first phase: its traces or proof options (hash, blowup) changed between the phases".into(),
-        ));
+    let got = MainCommitment::of_proof(&proof);
+    if got != *expected {
+        let tables = machine.tables();
+        let which: Vec<&str> = (0..tables.len())
+            .filter(|&t| {
+                got.roots.get(t) != expected.roots.get(t) || got.log_heights.get(t) != expected.log_heights.get(t)
+            })
+            .map(|t| tables[t].name())
+            .collect();
+        return Err(ProveError::Statement(format!(
+            "the segment's main commitment differs from its first phase (tables {}): its traces or proof options \
+             (hash, blowup) changed between the phases, or a backend is not deterministic",
+            which.join(", ")
+        )));
     }
     Ok((proof, stats))
 }

@@ -142,7 +142,8 @@ pub fn cmd_segment(cmd: SegmentCmd) -> CliResult<()> {
             let out = OutFile::create(&a.out)?;
             let r = record(&a.run)?;
             let s = segmented(&r, a.run.segment_cycles)?;
-            let (c, _) = on_backends(a.backend, None, &Commit { s: &s, k: a.index, options: &r.options })?;
+            let machine = s.machine(a.index).map_err(|e| e.to_string())?;
+            let (c, _) = on_backends(a.backend, None, &machine, &Commit { s: &s, k: a.index, options: &r.options })?;
             out.write(&c.to_bytes())
         }
         SegmentCmd::Prove(a) => {
@@ -159,8 +160,9 @@ pub fn cmd_segment(cmd: SegmentCmd) -> CliResult<()> {
             let expected = commitments.get(k).ok_or_else(|| format!("segment {k} does not exist"))?;
             let shared = s.challenges(&r.options, &commitments).map_err(|e| e.to_string())?;
             let job = ProveOne { s: &s, k, options: &r.options, shared: &shared, expected };
-            let (proof, _) = on_backends(a.step.backend, None, &job)?;
-            let publics = s.machine(k).map_err(|e| e.to_string())?.publics().to_vec();
+            let machine = s.machine(k).map_err(|e| e.to_string())?;
+            let (proof, _) = on_backends(a.step.backend, None, &machine, &job)?;
+            let publics = machine.publics().to_vec();
             out.write(&SegmentedBundle { program: r.program.clone(), segments: vec![(publics, proof)] }.to_bytes())
         }
         SegmentCmd::Join(a) => {
@@ -201,7 +203,8 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
     let s = segmented(&r, cycles)?;
     let t_prove = Instant::now();
     let local = Local { s: &s, options: &r.options, jobs: a.share.jobs as usize };
-    let ((proofs, phases), backend) = on_backends(a.backend, a.share.devices.as_deref(), &local)?;
+    let first = s.machine(0).map_err(|e| e.to_string())?;
+    let ((proofs, phases), backend) = on_backends(a.backend, a.share.devices.as_deref(), &first, &local)?;
     let prove_time = t_prove.elapsed();
     let segments = (0..s.count())
         .map(|k| s.machine(k).map(|m| m.publics().to_vec()))
@@ -225,6 +228,7 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
             "verify_ms": verify_time.as_secs_f64() * 1e3,
             "verify_ms_per_segment": verify_time.as_secs_f64() * 1e3 / s.count() as f64,
             "phases_ms": {"commit": ms(phases.commit), "challenges": ms(phases.challenges), "prove": ms(phases.prove)},
+            "device_start_ms": ms(prove_time.saturating_sub(phases.commit + phases.challenges + phases.prove)),
             "trace_ms_summed_over_threads": ms(s.trace_time()),
             "prove_rounds_ms_summed_over_segments": s.round_times().iter().map(|(n, d)| (n.to_string(), json!(ms(*d)))).collect::<serde_json::Map<_, _>>(), "jobs": a.share.jobs,
             "proof_bytes": bytes.len(), "security_bits": v.security.bits, "total_ms": t0.elapsed().as_secs_f64() * 1e3,
@@ -249,13 +253,30 @@ trait OnBackends<T> {
 
 /// Runs `job` on the chosen backend: the CPU, or CUDA devices (`--devices`,
 /// default 0; each wrapped to recover declines). Returns its label too.
-fn on_backends<T>(choice: BackendChoice, devices: Option<&str>, job: &impl OnBackends<T>) -> CliResult<(T, String)> {
+/// The CUDA devices are opened, and each given the kernels of `machine`'s
+/// tables (every segment has the same) and its staging, all at once, before
+/// any segment runs: otherwise the first segment on each device pays for
+/// them inside a phase.
+fn on_backends<T>(
+    choice: BackendChoice,
+    devices: Option<&str>,
+    machine: &vm::VmMachine,
+    job: &impl OnBackends<T>,
+) -> CliResult<(T, String)> {
     #[cfg(feature = "cuda")]
     if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
         let spec = backend_cuda::DeviceSpec::parse(devices.unwrap_or("0")).map_err(|e| format!("--devices: {e}"))?;
         let config = backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string())?;
         match backend_cuda::open_devices(&spec, &config) {
             Ok(devs) => {
+                let tables = stark::Machine::tables(machine);
+                let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
+                std::thread::scope(|scope| {
+                    let started: Vec<_> =
+                        devs.iter().map(|d| scope.spawn(|| d.prepare(&kernels).and_then(|()| d.warm_up(0)))).collect();
+                    started.into_iter().try_for_each(|h| h.join().expect("device start-up thread"))
+                })
+                .map_err(|e| e.to_string())?;
                 let label = format!("cuda: {} device(s), first {}", devs.len(), devs[0].device().name);
                 let policy = crate::recovery_policy(crate::DeclineChoice::Recompute);
                 let wrapped: Vec<_> = devs.into_iter().map(|d| backend_cpu::Resilient::new(d, policy)).collect();
@@ -267,7 +288,7 @@ fn on_backends<T>(choice: BackendChoice, devices: Option<&str>, job: &impl OnBac
     }
     match choice {
         BackendChoice::Cpu | BackendChoice::Auto => {
-            let _ = devices;
+            let _ = (devices, machine);
             Ok((job.run(&[CpuBackend::new()])?, "cpu".into()))
         }
         other => Err(format!("--backend {other:?} cannot run segments in this build (cpu or cuda)").to_lowercase()),
