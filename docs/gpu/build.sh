@@ -32,4 +32,6 @@ tests -p conformance --features wgpu --test wgpu | while read -r n e; do cp "$e"
 strip "$B"/* 2>/dev/null || true
 (cd /tmp && rm -rf vk libvulkan1_*.deb && apt-get download libvulkan1 >/dev/null && dpkg-deb -x libvulkan1_*.deb vk)
 cp -L /tmp/vk/usr/lib/x86_64-linux-gnu/libvulkan.so.1 "$B/"
+# The sppark peer bench: ntt_io and sppark's CUDA headers (benches/sppark/run.sh).
+bash benches/sppark/build.sh "$B"
 du -sh "$B"; ls "$B"
