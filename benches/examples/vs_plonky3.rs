@@ -6,8 +6,10 @@
 //! ours / theirs. Outputs are checked: the LDEs value by value, the Merkle
 //! roots byte for byte, each proof by its own verifier.
 //!
-//! cargo run --release -p benches --example vs_plonky3 -- [--lde 16,18] [--blowups 2,8] [--prove 16]
-//!     [--width 64] [--reps 2] [--only lde|merkle|prove]
+//! RUSTFLAGS="-C target-cpu=x86-64-v4" cargo run --release -p benches --example vs_plonky3 --
+//!     [--lde 16,18] [--blowups 2,8] [--prove 15] [--width 64] [--reps 1] [--only lde|merkle|prove]
+//! (the defaults take about a minute on 2 cores; the shapes are
+//! `--lde 20 --prove 20`).
 
 use backend_api::{BackendBase, ColMatrix, Ctx, DeviceTree, HashKind, MerkleOps, NttOps, F, GENERATOR};
 use backend_cpu::CpuBackend;
@@ -43,7 +45,7 @@ struct Args {
 }
 
 fn parse() -> Result<Args, String> {
-    let mut a = Args { lde: vec![16, 18], blowups: vec![2, 8], prove: 16, width: 64, reps: 2, only: None };
+    let mut a = Args { lde: vec![16, 18], blowups: vec![2, 8], prove: 15, width: 64, reps: 1, only: None };
     let list = |v: &str| -> Result<Vec<u32>, String> {
         v.split(',').map(|x| x.parse().map_err(|e| format!("{v}: {e}"))).collect()
     };
@@ -178,6 +180,20 @@ fn machine_facts() {
         .unwrap_or_else(|| "unknown".into());
     println!("cpu: {cpu}; threads: {}; commit: {commit}", rayon::current_num_threads());
     println!("peer: Plonky3 0.8.0 (crates.io), Radix2DitParallel, MerkleTreeMmcs, uni-stark");
+    // Plonky3 picks its SIMD field and Keccak code at compile time; Kiln's
+    // CPU backend detects AVX-512 at run time. Without these features
+    // Plonky3 runs its scalar fallback.
+    let simd = [
+        ("avx2", cfg!(target_feature = "avx2")),
+        ("avx512f", cfg!(target_feature = "avx512f")),
+        ("neon", cfg!(target_feature = "neon")),
+    ];
+    let on: Vec<&str> = simd.iter().filter(|(_, on)| *on).map(|(n, _)| *n).collect();
+    if on.is_empty() {
+        println!("build: no SIMD target features: Plonky3 is scalar; build with RUSTFLAGS=\"-C target-cpu=x86-64-v4\" (or native)");
+    } else {
+        println!("build: target features {}", on.join(", "));
+    }
 }
 
 fn lde_and_merkle(args: &Args, log_n: u32, lde: bool, merkle: bool, rows: &mut Vec<Row>) -> Result<(), String> {
