@@ -177,6 +177,11 @@ fn machine_facts() {
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        // A carried binary: docs/gpu/build.sh writes the commit beside it.
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            std::fs::read_to_string(exe.parent()?.join("commit")).ok().map(|s| s.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     println!("cpu: {cpu}; threads: {}; commit: {commit}", rayon::current_num_threads());
     println!("peer: Plonky3 0.8.0 (crates.io), Radix2DitParallel, MerkleTreeMmcs, uni-stark");
