@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -91,8 +92,8 @@ int main(int argc, char** argv) {
     in.read((char*)input.data(), input.size() * 8);
 
     const gpu_t& gpu = select_gpu(0);
-    // The canonical fr_t is Montgomery-free for Goldilocks: gl64_t holds
-    // the plain value, so the u64s go to the device as they are.
+    // gl64_t holds the plain value (no Montgomery form), so the u64s go
+    // to the device as they are.
     static_assert(sizeof(fr_t) == 8, "Goldilocks elements are 8 bytes");
     std::ofstream times(dir + "/sppark_times_" + std::to_string(pass) + ".txt");
     auto report = [&](const std::string& key, float ms) {
