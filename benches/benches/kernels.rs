@@ -1,36 +1,138 @@
-//! Per-kernel benches of the CPU backend on random inputs larger than the
-//! L2 cache.
+//! Every backend operation on random (non-zero) inputs larger than the L2
+//! cache: a 2^16 x 64 trace, its 2^18-row blowup-4 LDE. The CPU backend
+//! always; with `--features cuda` also the CUDA backend when a device is
+//! present, each iteration ending on a synchronized device.
 
-use backend_api::{BackendBase, Coset, Ctx, Ext, FriOps, HashKind, MerkleOps, NttOps, F};
+use backend_api::{Backend, ComposeInputs, Coset, Ctx, DeepColumns, DeepPoint, Ext, HashKind, LogUpInputs, GENERATOR};
 use backend_cpu::CpuBackend;
 use benches::random_matrix;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use stark::examples::{Cubic, Lcg, Permutation};
+use stark::{Air, Machine};
+
+const LOG_N: u32 = 16;
+const WIDTH: usize = 64;
+const LOG_BLOWUP: u32 = 2;
+
+fn ext(rng: &mut Lcg) -> Ext {
+    Ext::new(rng.next_felt(), rng.next_felt(), rng.next_felt())
+}
+
+fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
+    let ctx = Ctx::table("bench");
+    let mut rng = Lcg(99);
+    let mut g = c.benchmark_group(b.name().to_string());
+    g.sample_size(10);
+    // Throughput in bytes of input, except grinding: hashes expected.
+    let bench = |g: &mut BenchmarkGroup<_>, name: &str, bytes: usize, f: &mut dyn FnMut()| {
+        g.throughput(if name.starts_with("grind") {
+            Throughput::Elements(bytes as u64)
+        } else {
+            Throughput::Bytes(bytes as u64)
+        });
+        g.bench_function(name, |bn| {
+            bn.iter(|| {
+                f();
+                sync();
+            })
+        });
+    };
+    let host = random_matrix(LOG_N, WIDTH, 1);
+    let bytes = (8usize << LOG_N) * WIDTH;
+    let (log_big, lde_bytes) = (LOG_N + LOG_BLOWUP, bytes << LOG_BLOWUP);
+    let dom = Coset::new(log_big, GENERATOR);
+    let m = b.upload(&ctx, &host).unwrap();
+    let lde = b.coset_lde(&ctx, &m, LOG_BLOWUP, GENERATOR).unwrap();
+    sync();
+
+    bench(&mut g, "upload 2^16 x 64", bytes, &mut || drop(b.upload(&ctx, &host).unwrap()));
+    bench(&mut g, "download 2^16 x 64", bytes, &mut || drop(b.download(&ctx, &m).unwrap()));
+    bench(&mut g, "ntt 2^16 x 64", bytes, &mut || drop(b.ntt(&ctx, &m).unwrap()));
+    bench(&mut g, "intt 2^16 x 64", bytes, &mut || drop(b.intt(&ctx, &m).unwrap()));
+    bench(&mut g, "coset lde 2^16 x 64 blowup 4", lde_bytes, &mut || {
+        drop(b.coset_lde(&ctx, &m, LOG_BLOWUP, GENERATOR).unwrap())
+    });
+    for hash in HashKind::ALL {
+        bench(&mut g, &format!("merkle {hash} 2^18 x 64"), lde_bytes, &mut || {
+            drop(b.commit(&ctx, &lde, hash).unwrap())
+        });
+    }
+    let tree = b.commit(&ctx, &lde, HashKind::Blake3).unwrap();
+    let queries: Vec<usize> = (0..44).map(|_| (rng.next_felt().value() as usize) % (1 << log_big)).collect();
+    bench(&mut g, "open 44 rows of 2^18 x 64", 44 * WIDTH * 8, &mut || {
+        drop(b.open(&ctx, &lde, &tree, &queries).unwrap())
+    });
+
+    // The cubic AIR's constraints over the LDE: the composition of the
+    // Plonky3 comparison.
+    let cubic = Cubic::new(WIDTH);
+    let publics = [rng.next_felt()];
+    let alpha = ext(&mut rng);
+    let inputs = ComposeInputs {
+        constraints: Air::constraints(&cubic),
+        fixed: None,
+        main: &lde,
+        aux: None,
+        log_trace_height: LOG_N,
+        domain: dom,
+        challenges: &[],
+        publics: &publics,
+        aux_values: &[],
+        alpha,
+    };
+    bench(&mut g, "compose cubic 2^18 x 64", lde_bytes, &mut || drop(b.compose(&ctx, &inputs).unwrap()));
+    let q = b.compose(&ctx, &inputs).unwrap();
+    // As many parts as the blowup fill the domain: every part is evaluated
+    // and no coefficient is left over to fail the degree check.
+    let parts = 1 << LOG_BLOWUP;
+    bench(&mut g, "split_quotient 2^18 into 4", 24 << log_big, &mut || {
+        drop(b.split_quotient(&ctx, &q, dom, LOG_N, parts).unwrap())
+    });
+
+    let perm = Permutation::default();
+    let logup = perm.tables()[0].logup().expect("the permutation table has a bus");
+    let pm = b.upload(&ctx, &random_matrix(LOG_N + 2, logup.eval.layout.main_width, 2)).unwrap();
+    let li = LogUpInputs { logup, main: &pm, fixed: None, z: ext(&mut rng), alpha: ext(&mut rng) };
+    bench(&mut g, "logup aux permutation 2^18", 16 << (LOG_N + 2), &mut || drop(b.logup_aux(&ctx, &li).unwrap()));
+
+    let pts = [ext(&mut rng), ext(&mut rng)];
+    bench(&mut g, "evaluate_at 2 points, 2^18 x 64", lde_bytes, &mut || {
+        drop(b.evaluate_at(&ctx, &lde, dom, &pts).unwrap())
+    });
+    let point = |rng: &mut Lcg| DeepPoint {
+        point: ext(rng),
+        columns: vec![DeepColumns {
+            matrix: &lde,
+            coeffs: (0..WIDTH).map(|_| ext(rng)).collect(),
+            values: (0..WIDTH).map(|_| ext(rng)).collect(),
+        }],
+    };
+    let points = [point(&mut rng), point(&mut rng)];
+    bench(&mut g, "deep quotient 2 points, 2^18 x 64", lde_bytes, &mut || {
+        drop(b.deep_quotient(&ctx, dom, &points).unwrap())
+    });
+    let deep = b.deep_quotient(&ctx, dom, &points).unwrap();
+    let beta = ext(&mut rng);
+    bench(&mut g, "fri fold 2^18 by 4", 24 << log_big, &mut || {
+        drop(b.fri_fold(&ctx, &deep, dom, 2, beta, None).unwrap())
+    });
+    // A fixed seed, so every iteration searches the same nonces.
+    let seed: [u8; 32] = std::array::from_fn(|i| (rng.next_felt().value() >> (i % 8)) as u8);
+    for hash in HashKind::ALL {
+        bench(&mut g, &format!("grind 16 bits {hash}"), 1 << 16, &mut || {
+            std::hint::black_box(b.grind(&ctx, hash, &seed, 16).unwrap());
+        });
+    }
+    g.finish();
+}
 
 fn kernels(c: &mut Criterion) {
-    let b = CpuBackend::new();
-    let ctx = Ctx::table("bench");
-    let mut g = c.benchmark_group("cpu");
-    g.sample_size(10);
-    let (log_n, width) = (16u32, 64usize);
-    let m = b.upload(&ctx, &random_matrix(log_n, width, 1)).unwrap();
-    let bytes = (8usize << log_n) * width;
-    g.throughput(Throughput::Bytes(bytes as u64));
-    g.bench_function("ntt 2^16 x 64", |bn| bn.iter(|| b.ntt(&ctx, &m).unwrap()));
-    g.bench_function("coset lde 2^16 x 64 blowup 4", |bn| {
-        bn.iter(|| b.coset_lde(&ctx, &m, 2, backend_api::GENERATOR).unwrap())
-    });
-    let lde = b.coset_lde(&ctx, &m, 2, backend_api::GENERATOR).unwrap();
-    g.throughput(Throughput::Bytes((bytes * 4) as u64));
-    for hash in HashKind::ALL {
-        g.bench_function(format!("merkle {hash} 2^18 x 64"), |bn| bn.iter(|| b.commit(&ctx, &lde, hash).unwrap()));
+    ops(c, &CpuBackend::new(), &|| ());
+    #[cfg(feature = "cuda")]
+    match backend_cuda::CudaBackend::new(0) {
+        Ok(cuda) => ops(c, &cuda, &|| cuda.synchronize().expect("cuda synchronize")),
+        Err(e) => eprintln!("no CUDA benches: {e}"),
     }
-    let layer = b.upload(&ctx, &random_matrix(20, 3, 2)).unwrap();
-    let beta = Ext::new(F::new(3), F::new(5), F::new(7));
-    g.throughput(Throughput::Bytes(24 << 20));
-    g.bench_function("fri fold 2^20 by 4", |bn| {
-        bn.iter(|| b.fri_fold(&ctx, &layer, Coset::new(20, backend_api::GENERATOR), 2, beta, None).unwrap())
-    });
-    g.finish();
 }
 
 criterion_group!(benches, kernels);

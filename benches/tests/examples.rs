@@ -69,3 +69,11 @@ fn model_check_checks_the_device_first() {
 fn prove_share_checks_the_device_first() {
     check("prove_share", &["busy", "2", "2", "vm/examples/fibonacci.kasm", "10"]);
 }
+
+#[test]
+fn ntt_io_checks_the_device_first() {
+    let dir = std::env::temp_dir().join(format!("ntt_io_test_{}", std::process::id()));
+    let dir = dir.to_str().unwrap();
+    check("ntt_io", &["prep", dir, "10", "4"]);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -32,4 +32,10 @@ tests -p conformance --features wgpu --test wgpu | while read -r n e; do cp "$e"
 strip "$B"/* 2>/dev/null || true
 (cd /tmp && rm -rf vk libvulkan1_*.deb && apt-get download libvulkan1 >/dev/null && dpkg-deb -x libvulkan1_*.deb vk)
 cp -L /tmp/vk/usr/lib/x86_64-linux-gnu/libvulkan.so.1 "$B/"
+# The Plonky3 peer bench: Plonky3 picks its SIMD code at compile time, so
+# it is built for AVX-512 (the host's Xeons have it) in a target dir of its own.
+RUSTFLAGS="-C target-cpu=x86-64-v4" CARGO_TARGET_DIR=target/v4 cargo build --release -p benches --example vs_plonky3
+cp target/v4/release/examples/vs_plonky3 "$B/"
+# The sppark peer bench: ntt_io and sppark's CUDA headers (benches/sppark/run.sh).
+bash benches/sppark/build.sh "$B"
 du -sh "$B"; ls "$B"
