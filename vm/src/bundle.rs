@@ -55,35 +55,16 @@ impl ProofBundle {
         let proof = self.proof.to_bytes();
         let mut out = Vec::with_capacity(8 + 16 + program.len() + 8 * self.publics.len() + proof.len());
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&(program.len() as u64).to_le_bytes());
-        out.extend_from_slice(&program);
-        out.extend_from_slice(&(self.publics.len() as u64).to_le_bytes());
-        for v in &self.publics {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        put_bytes(&mut out, &program);
+        put_publics(&mut out, &self.publics);
         out.extend_from_slice(&proof);
         out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<ProofBundle, BundleError> {
         let mut b = bytes.strip_prefix(MAGIC.as_slice()).ok_or(BundleError::Magic)?;
-        let len = take_u64(&mut b)?;
-        if len > b.len() as u64 {
-            return Err(BundleError::Truncated);
-        }
-        let (prog, rest) = b.split_at(len as usize);
-        let program = Program::decode(prog).map_err(BundleError::Program)?;
-        b = rest;
-        let count = take_u64(&mut b)?;
-        if count > MAX_PUBLICS || count * 8 > b.len() as u64 {
-            return Err(BundleError::Publics(format!("{count} values do not fit the file")));
-        }
-        let mut publics = Vec::with_capacity(count as usize);
-        for i in 0..count {
-            let v = take_u64(&mut b)?;
-            publics
-                .push(F::from_canonical(v).ok_or_else(|| BundleError::Publics(format!("value {i} is not canonical")))?);
-        }
+        let program = Program::decode(take_bytes(&mut b)?).map_err(BundleError::Program)?;
+        let publics = take_publics(&mut b)?;
         let proof = Proof::from_bytes(b)?;
         Ok(ProofBundle { program, publics, proof })
     }
@@ -160,15 +141,29 @@ fn values(v: &[F]) -> Vec<u64> {
     v.iter().map(|x| x.value()).collect()
 }
 
+/// The statement public values claim for `program` (not yet verified).
+fn statement_of(program: &Program, publics: &[F]) -> Result<Statement, Rejection> {
+    let machine = VmMachine::from_publics(program, publics)?;
+    Ok(Statement {
+        program_hash: program.hash(),
+        inputs: machine.inputs().to_vec(),
+        outputs: machine.outputs().to_vec(),
+    })
+}
+
+impl Verified {
+    /// A verified statement and the security of the options it was proven
+    /// with, at its largest LDE.
+    fn new(statement: Statement, options: stark::ProofOptions, log_heights: Vec<u32>) -> Verified {
+        let log_max_lde = log_heights.iter().max().copied().unwrap_or(0) + options.log_blowup;
+        Verified { statement, options, log_heights, security: options.security(log_max_lde) }
+    }
+}
+
 impl ProofBundle {
     /// The statement the file claims (not yet verified).
     pub fn statement(&self) -> Result<Statement, Rejection> {
-        let machine = VmMachine::from_publics(&self.program, &self.publics)?;
-        Ok(Statement {
-            program_hash: self.program.hash(),
-            inputs: machine.inputs().to_vec(),
-            outputs: machine.outputs().to_vec(),
-        })
+        statement_of(&self.program, &self.publics)
     }
 
     /// Checks that the claimed statement is the expected one, then the
@@ -179,10 +174,7 @@ impl ProofBundle {
         check_expected(&statement, expected)?;
         let machine = VmMachine::from_publics(&self.program, &self.publics)?;
         stark::verify(&machine, &self.publics, &self.proof, acceptance)?;
-        let log_heights = self.proof.log_heights.clone();
-        let log_max_lde = log_heights.iter().max().copied().unwrap_or(0) + self.proof.options.log_blowup;
-        let security = self.proof.options.security(log_max_lde);
-        Ok(Verified { statement, options: self.proof.options, log_heights, security })
+        Ok(Verified::new(statement, self.proof.options, self.proof.log_heights.clone()))
     }
 }
 
@@ -199,6 +191,11 @@ const MAX_SEGMENTS: u64 = 1 << 20;
 pub struct SegmentedBundle {
     pub program: Program,
     pub segments: Vec<(Vec<F>, Proof)>,
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
 }
 
 fn put_publics(out: &mut Vec<u8>, publics: &[F]) {
@@ -235,14 +232,11 @@ impl SegmentedBundle {
     pub fn to_bytes(&self) -> Vec<u8> {
         let program = self.program.encode();
         let mut out = SEGMENTS_MAGIC.to_vec();
-        out.extend_from_slice(&(program.len() as u64).to_le_bytes());
-        out.extend_from_slice(&program);
+        put_bytes(&mut out, &program);
         out.extend_from_slice(&(self.segments.len() as u64).to_le_bytes());
         for (publics, proof) in &self.segments {
             put_publics(&mut out, publics);
-            let proof = proof.to_bytes();
-            out.extend_from_slice(&(proof.len() as u64).to_le_bytes());
-            out.extend_from_slice(&proof);
+            put_bytes(&mut out, &proof.to_bytes());
         }
         out
     }
@@ -269,12 +263,7 @@ impl SegmentedBundle {
     /// The statement the file claims (not yet verified): segment 0's.
     pub fn statement(&self) -> Result<Statement, Rejection> {
         let (publics, _) = self.segments.first().ok_or(SegmentRejection::Empty)?;
-        let machine = VmMachine::from_publics(&self.program, publics)?;
-        Ok(Statement {
-            program_hash: self.program.hash(),
-            inputs: machine.inputs().to_vec(),
-            outputs: machine.outputs().to_vec(),
-        })
+        statement_of(&self.program, publics)
     }
 
     /// Checks the expected statement, that the segments chain into one run
@@ -303,9 +292,8 @@ impl SegmentedBundle {
         if !total.is_zero() {
             return Err(SegmentRejection::Buses.into());
         }
-        let log_heights = self.segments.iter().flat_map(|(_, p)| p.log_heights.iter().copied()).collect::<Vec<_>>();
-        let log_max_lde = log_heights.iter().max().copied().unwrap_or(0) + options.log_blowup;
-        Ok(Verified { statement, options, log_heights, security: options.security(log_max_lde) })
+        let log_heights = self.segments.iter().flat_map(|(_, p)| p.log_heights.iter().copied()).collect();
+        Ok(Verified::new(statement, options, log_heights))
     }
 
     /// Every segment's statement, checked to chain into one run.

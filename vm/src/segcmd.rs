@@ -119,10 +119,16 @@ struct RunRecord {
 fn record(a: &SegmentArgs) -> CliResult<RunRecord> {
     let (_, program) = load_program(Some(&a.program))?;
     let inputs = parse_inputs(&a.inputs)?;
-    let options = crate::options_of(a.hash, a.blowup, a.queries, a.grinding)?;
-    let ex = execute(&program, &inputs, &ExecOptions { max_cycles: a.max_cycles, record: true, ..Default::default() })
-        .map_err(|e| format!("execution failed: {e}"))?;
-    Ok(RunRecord { program, ex, options })
+    RunRecord::execute(program, &inputs, a.max_cycles, crate::options_of(a.hash, a.blowup, a.queries, a.grinding)?)
+}
+
+impl RunRecord {
+    /// Runs `program` with its record kept for the traces.
+    fn execute(program: Program, inputs: &[F], max_cycles: u64, options: ProofOptions) -> CliResult<RunRecord> {
+        let ex = execute(&program, inputs, &ExecOptions { max_cycles, record: true, ..Default::default() })
+            .map_err(|e| format!("execution failed: {e}"))?;
+        Ok(RunRecord { program, ex, options })
+    }
 }
 
 fn segmented<'a>(r: &'a RunRecord, cycles: u64) -> CliResult<Segmented<'a>> {
@@ -195,11 +201,7 @@ pub fn cmd_prove_segmented(a: &ProveArgs, cycles: u64) -> CliResult<()> {
     if a.program.is_none() && a.prog.inputs.is_empty() {
         inputs = vm::examples::DEFAULT_INPUTS.iter().map(|&v| F::new(v)).collect();
     }
-    let options = crate::proof_options(a)?;
-    let ex =
-        execute(&program, &inputs, &ExecOptions { max_cycles: a.prog.max_cycles, record: true, ..Default::default() })
-            .map_err(|e| format!("execution failed: {e}"))?;
-    let r = RunRecord { program, ex, options };
+    let r = RunRecord::execute(program, &inputs, a.prog.max_cycles, crate::proof_options(a)?)?;
     let s = segmented(&r, cycles)?;
     let t_prove = Instant::now();
     let local = Local { s: &s, options: &r.options, jobs: a.share.jobs as usize };

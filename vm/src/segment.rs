@@ -192,8 +192,7 @@ impl<'a> Segmented<'a> {
         k: usize,
         options: &ProofOptions,
     ) -> Result<MainCommitment, SegmentError> {
-        let machine = self.machine(k)?;
-        let traces = self.traces(k)?;
+        let (machine, traces) = self.statement(k)?;
         Ok(segments::commit_main(backend, &machine, traces, machine.publics(), options)?)
     }
 
@@ -216,8 +215,7 @@ impl<'a> Segmented<'a> {
         shared: &[Ext],
         expected: &MainCommitment,
     ) -> Result<stark::Proof, SegmentError> {
-        let machine = self.machine(k)?;
-        let traces = self.traces(k)?;
+        let (machine, traces) = self.statement(k)?;
         let (proof, stats) =
             segments::prove_segment(backend, &machine, traces, machine.publics(), options, shared, expected)?;
         let mut rounds = self.rounds.lock().expect("rounds lock");
