@@ -14,6 +14,8 @@
 //!   used it; a free (on the stream the buffer was made on) first waits
 //!   for every such event of another stream, so the pool never hands the
 //!   memory on while a reader may still run.
+//! - Every copy is issued on its operation's stream, never on the legacy
+//!   stream: the streams are non-blocking, so nothing orders them with it.
 //!
 //! With `CudaConfig::debug_races` every call that orders or uses a buffer
 //! is mirrored in a [`Detector`] (while the call is issued, so its view is
@@ -557,22 +559,29 @@ impl<'a> Scope<'a> {
         let (stage, ctx) = (self.stage, self.ctx);
         self.dev.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
         if src.len() <= SMALL_COPY {
-            let to = dst.ptr;
-            // SAFETY: dst holds src.len() elements.
-            return self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(to, src, s.cu_stream()) });
+            return self.htod_pageable(src, dst);
         }
         let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
-            // Every staging set is in use: a pageable copy, complete on return.
-            self.sync()?;
-            self.dev.bind(stage, ctx)?;
-            // SAFETY: dst holds src.len() elements; synchronous copy.
-            return unsafe { result::memcpy_htod_sync(dst.ptr, src) }.map_err(|e| self.err(e));
+            // Every staging set is in use: a pageable copy on this stream
+            // (never the synchronous copy: it runs on the legacy stream,
+            // which our streams do not wait for, and from pageable memory it
+            // returns before the data has landed).
+            return self.htod_pageable(src, dst);
         };
         let r = self.htod_staged(src, dst, &mut staging);
         // The staging set is free once the last copy completed.
         let synced = self.sync();
         self.dev.staging.put(staging);
         r.and(synced)
+    }
+
+    /// A copy from pageable memory on this stream: the driver stages the
+    /// source before the call returns (so `src` may be reused at once), and
+    /// the stream's later work sees the data.
+    fn htod_pageable(&mut self, src: &[u64], dst: &Arc<DevBuf>) -> Result<(), BackendError> {
+        let to = dst.ptr;
+        // SAFETY: dst holds src.len() elements.
+        self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(to, src, s.cu_stream()) })
     }
 
     fn htod_staged(&mut self, src: &[u64], dst: &Arc<DevBuf>, staging: &mut Staging) -> Result<(), BackendError> {
@@ -612,11 +621,11 @@ impl<'a> Scope<'a> {
             return self.sync();
         }
         let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
-            self.call_ok(&[src], |_| Ok(()))?;
-            self.sync()?;
-            self.dev.bind(stage, ctx)?;
-            // SAFETY: as above, a synchronous copy after the stream's work.
-            return unsafe { result::memcpy_dtoh_sync(dst, from) }.map_err(|e| self.err(e));
+            // Every staging set is in use: a pageable copy on this stream,
+            // as for small copies (not on the legacy stream).
+            // SAFETY: src holds the range; synchronized before the host reads.
+            self.call_ok(&[src], |s| unsafe { result::memcpy_dtoh_async(dst, from, s.cu_stream()) })?;
+            return self.sync();
         };
         let r = self.dtoh_staged(from, src, dst, &mut staging);
         self.dev.staging.put(staging);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A concurrency fault seen once: in a batch of 16 proofs of the 2^20-cycle
-# program, 4 in flight on one H200, the range table's quotient was not of
-# low degree (the prover refused; no proof was written). Batches under
+# A concurrency fault (fixed; RESULTS.md section 9): in a batch of 16 proofs
+# of the 2^20-cycle program, 4 in flight on one H200, a small table's
+# quotient was not of low degree (the prover refused; no proof was written). Batches under
 # three settings, counting refusals: as is; every lane on one CUDA stream;
 # the race detector on. Log: $OUT/batch-race.log
 set -u
