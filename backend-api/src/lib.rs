@@ -20,6 +20,7 @@ pub mod fault;
 pub mod field;
 pub mod gate;
 pub mod hash;
+pub mod host;
 pub mod ir;
 pub mod logup;
 pub mod matrix;

@@ -30,8 +30,10 @@ impl BackendBase for CudaBackend {
 
     fn download(&self, ctx: &Ctx, m: &CudaMatrix) -> Result<ColMatrix> {
         let mut s = self.scope(Stage::Download, ctx)?;
-        let v = Self::download_u64(&mut s, &m.buf, 0, m.height * m.width)?;
-        let data: Vec<F> = v.into_iter().map(F::new).collect();
+        // The device holds canonical values: F's own representation.
+        let mut data: Vec<F> =
+            backend_api::host::try_zeroed(m.height * m.width).map_err(|e| e.at(Stage::Download, ctx))?;
+        s.dtoh(&m.buf, 0, bytemuck::cast_slice_mut(&mut data))?;
         Ok(ColMatrix::new(m.width, m.height, data))
     }
 

@@ -1,0 +1,64 @@
+//! Large host buffers: zeroed, fallible, on transparent huge pages where
+//! the system has them. Every crate that fills multi-GiB host matrices
+//! (the CPU backend, device downloads, trace generation, a spilling
+//! prover) allocates them here: page faults, not copies, otherwise bound
+//! how fast they fill.
+
+use crate::backend::Ctx;
+use crate::error::{BackendError, Stage};
+
+/// A host allocation that failed, and its size. Ops turn it into
+/// `BackendError::HostAlloc` naming their stage and table.
+#[derive(Clone, Copy, Debug)]
+pub struct AllocFailed {
+    pub bytes: u64,
+}
+
+impl AllocFailed {
+    pub fn at(self, stage: Stage, ctx: &Ctx) -> BackendError {
+        BackendError::HostAlloc { stage, table: ctx.table.to_string(), requested_bytes: self.bytes }
+    }
+}
+
+/// A zeroed buffer of `len` elements from the allocator's zeroed path
+/// (calloc: large requests are fresh mmap pages, already zero), so the
+/// zeros are not written by one thread before the parallel kernels write
+/// the real values: the first touch of each page (its fault) happens in
+/// the task that fills it. `vec![F::ZERO; len]` clones element by element.
+///
+/// On Linux, buffers of 4 MiB and more also ask for transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)`, advisory; ignored where THP is off):
+/// one fault per 2 MiB instead of per 4 KiB on the multi-GiB LDE outputs.
+/// `KILN_CPU_NO_HUGEPAGES=1` skips the advice (where huge-page faults are
+/// slow, e.g. guest memory the hypervisor has not backed yet).
+///
+/// Large buffers are where host memory runs out, so the allocation is
+/// fallible: a failure is an [`AllocFailed`], never a panic or an abort.
+/// Trace generation (the `vm` crate), the CPU backend, downloads from a
+/// device and a spilling prover take their large buffers here.
+pub fn try_zeroed<T: bytemuck::Zeroable>(len: usize) -> std::result::Result<Vec<T>, AllocFailed> {
+    // F is Zeroable (all-zero bits are F's zero), so bytemuck can take the
+    // allocator's zeroed path.
+    let failed = AllocFailed { bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64) };
+    let out: Vec<T> = bytemuck::allocation::try_zeroed_vec(len).map_err(|_| failed)?;
+    #[cfg(target_os = "linux")]
+    if len * std::mem::size_of::<T>() >= 1 << 22 && huge_pages() {
+        const PAGE: usize = 4096;
+        let start = (out.as_ptr() as usize).next_multiple_of(PAGE);
+        let end = (out.as_ptr() as usize + len * std::mem::size_of::<T>()) & !(PAGE - 1);
+        if end > start {
+            // SAFETY: [start, end) is page-aligned and inside the buffer's
+            // allocation; MADV_HUGEPAGE only changes how the kernel backs
+            // those pages, never their contents.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `zeroed` asks for transparent huge pages (decided once).
+#[cfg(target_os = "linux")]
+fn huge_pages() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("KILN_CPU_NO_HUGEPAGES").is_none_or(|v| v == "0"))
+}
