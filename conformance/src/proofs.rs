@@ -5,7 +5,7 @@
 use crate::ops::Checker;
 use backend_api::{Backend, ColMatrix, HashKind, F};
 use stark::examples::{Cubic, Fibonacci, Permutation, TwoTables};
-use stark::{Acceptance, Machine, ProofOptions, SingleTable};
+use stark::{Acceptance, Machine, ProofOptions, ProveSettings, Residency, SingleTable};
 
 fn options(log_blowup: u32, hash: HashKind) -> ProofOptions {
     // Arity follows the blowup so every folding arity is exercised.
@@ -27,10 +27,25 @@ pub(crate) fn same_proof<B: Backend, M: Machine + ?Sized>(
     publics: &[F],
     o: &ProofOptions,
 ) -> Result<(), String> {
+    same_proof_kept_as(b, Residency::Keep, machine, traces, publics, o)
+}
+
+/// [`same_proof`], the backend under test keeping its LDEs as `residency`
+/// says (the reference keeps them: the bytes must not depend on it).
+pub(crate) fn same_proof_kept_as<B: Backend, M: Machine + ?Sized>(
+    b: &B,
+    residency: Residency,
+    machine: &M,
+    traces: &[ColMatrix],
+    publics: &[F],
+    o: &ProofOptions,
+) -> Result<(), String> {
     let cpu = backend_cpu::CpuBackend::new();
     let want = stark::prove(&cpu, machine, traces.to_vec(), publics, o)
         .map_err(|e| format!("the reference failed to prove: {e}"))?;
-    let got = stark::prove(b, machine, traces.to_vec(), publics, o).map_err(|e| format!("prove: {e}"))?;
+    let settings = ProveSettings { residency, ..ProveSettings::default() };
+    let (got, _) = stark::prove_with_settings(b, machine, traces.to_vec(), publics, o, &settings)
+        .map_err(|e| format!("prove: {e}"))?;
     let (gb, wb) = (got.to_bytes(), want.to_bytes());
     if gb != wb {
         let at = gb.iter().zip(&wb).position(|(x, y)| x != y).unwrap_or(gb.len().min(wb.len()));
@@ -72,6 +87,20 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
         let o = options(2, HashKind::Keccak256);
         same_proof(c.b, &TwoTables::default(), &TwoTables::traces(3, rand::Rng::gen(r)), &[], &o)
     });
+    // Spilled to host memory in pieces of 4 KiB: many column blocks,
+    // subtrees and one coset at a time, the kept proof's bytes.
+    let spill = Residency::Spill { chunk_bytes: 4096 };
+    for (lb, hash) in [(1, HashKind::Blake3), (3, HashKind::Keccak256)] {
+        let o = options(lb, hash);
+        c.case(format!("prove spilled two-tables {hash}"), "2^6+2^4", format!("x{}", 1 << lb), |c, r| {
+            same_proof_kept_as(c.b, spill, &TwoTables::default(), &TwoTables::traces(6, rand::Rng::gen(r)), &[], &o)
+        });
+        c.case(format!("prove spilled cubic8 {hash}"), "2^7", format!("x{}", 1 << lb), |c, r| {
+            let air = SingleTable(Cubic::new(8));
+            let (t, p) = air.0.trace(7, rand::Rng::gen(r));
+            same_proof_kept_as(c.b, spill, &air, &[t], &p, &o)
+        });
+    }
     // One larger, wide statement.
     let log = c.cfg.max_log.saturating_sub(2).clamp(2, 16);
     c.case("prove cubic16 blake3", format!("2^{log}"), "x2", |c, r| {
@@ -82,19 +111,29 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
 }
 
 pub(crate) fn vm_examples<B: Backend>(c: &mut Checker<B>) {
-    for (name, src, inputs) in vm::examples::ALL {
+    for (k, (name, src, inputs)) in vm::examples::ALL.iter().enumerate() {
         for hash in HashKind::ALL {
-            c.case(format!("prove vm {name} {hash}"), "-", "x2", |c, _| {
-                let program = vm::assemble(src).map_err(|e| format!("assemble: {e}"))?;
-                let inputs: Vec<F> = inputs.iter().map(|&v| F::new(v)).collect();
-                let ex = vm::execute(&program, &inputs, &vm::ExecOptions { record: true, ..Default::default() })
-                    .map_err(|e| format!("execute: {e}"))?;
-                let machine = vm::VmMachine::new(&program, &ex.inputs, &ex.outputs);
-                let traces = vm::trace::generate(&program, &ex).map_err(|e| format!("trace: {e}"))?;
-                let o =
-                    ProofOptions { log_blowup: 1, num_queries: 16, grinding_bits: 2, hash, ..ProofOptions::default() };
-                same_proof(c.b, &machine, &traces, machine.publics(), &o)
-            });
+            // The first example also spilled (its tables have fixed columns).
+            let spill = (k == 0 && hash == HashKind::Blake3).then_some(Residency::Spill { chunk_bytes: 1 << 16 });
+            for residency in std::iter::once(Residency::Keep).chain(spill) {
+                let label = if residency == Residency::Keep { "" } else { " spilled" };
+                c.case(format!("prove vm {name} {hash}{label}"), "-", "x2", |c, _| {
+                    let program = vm::assemble(src).map_err(|e| format!("assemble: {e}"))?;
+                    let inputs: Vec<F> = inputs.iter().map(|&v| F::new(v)).collect();
+                    let ex = vm::execute(&program, &inputs, &vm::ExecOptions { record: true, ..Default::default() })
+                        .map_err(|e| format!("execute: {e}"))?;
+                    let machine = vm::VmMachine::new(&program, &ex.inputs, &ex.outputs);
+                    let traces = vm::trace::generate(&program, &ex).map_err(|e| format!("trace: {e}"))?;
+                    let o = ProofOptions {
+                        log_blowup: 1,
+                        num_queries: 16,
+                        grinding_bits: 2,
+                        hash,
+                        ..ProofOptions::default()
+                    };
+                    same_proof_kept_as(c.b, residency, &machine, &traces, machine.publics(), &o)
+                });
+            }
         }
     }
 }

@@ -81,19 +81,34 @@ impl Cubic {
     }
 
     pub fn trace(&self, log_n: u32, seed: u64) -> (ColMatrix, Vec<F>) {
+        // Rows are made one after another into a row-major tile, and each
+        // tile is written out column by column (wide traces of 2^20+ rows
+        // would otherwise write hundreds of column streams per row).
+        const TILE: usize = 64;
         let n = 1usize << log_n;
         let w = self.width;
         let mut rng = Lcg(seed);
         let mut row: Vec<F> = (0..w).map(|_| rng.next_felt()).collect();
-        let mut cols = vec![Vec::with_capacity(n); w];
-        for _ in 0..n {
-            for (c, v) in cols.iter_mut().zip(&row) {
-                c.push(*v);
+        let mut next = vec![F::ZERO; w];
+        let mut data = vec![F::ZERO; n * w];
+        let mut tile = vec![F::ZERO; TILE * w];
+        for r0 in (0..n).step_by(TILE) {
+            let rows = TILE.min(n - r0);
+            for t in 0..rows {
+                tile[t * w..(t + 1) * w].copy_from_slice(&row);
+                for i in 0..w {
+                    next[i] = row[i] * row[i] * row[i] + row[(i + 1) % w] + F::new(i as u64);
+                }
+                std::mem::swap(&mut row, &mut next);
             }
-            row = (0..w).map(|i| row[i] * row[i] * row[i] + row[(i + 1) % w] + F::new(i as u64)).collect();
+            for c in 0..w {
+                for t in 0..rows {
+                    data[c * n + r0 + t] = tile[t * w + c];
+                }
+            }
         }
-        let first = cols[0][0];
-        (ColMatrix::from_columns(cols), vec![first])
+        let first = data[0];
+        (ColMatrix::new(w, n, data), vec![first])
     }
 }
 

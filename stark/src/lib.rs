@@ -29,5 +29,8 @@ pub use air::{check_aux_layout, host_aux, Air, Machine, SingleTable};
 pub use options::{OptionsError, ProofOptions, Security};
 pub use proof::{DecodeError, Proof};
 pub use protocol::Challenges;
-pub use prover::{device_set, prove, prove_with_stats, ProveError, ProveObserver, ProveStats, StageTiming};
+pub use prover::{
+    device_set, prove, prove_with_settings, prove_with_stats, ProveError, ProveObserver, ProveSettings, ProveStats,
+    Residency, SpillTimes, StageTiming,
+};
 pub use verifier::{verify, verify_with, Acceptance, VerifyError};

@@ -155,7 +155,7 @@ pub fn prove_segment<B: Backend, M: Machine + ?Sized>(
         publics,
         options,
         Challenges::Shared(shared),
-        None,
+        &prover::ProveSettings::default(),
     )?;
     let got = MainCommitment::of_proof(&proof);
     if got != *expected {

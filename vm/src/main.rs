@@ -76,10 +76,20 @@ enum DeclineChoice {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ResidencyChoice {
+    Auto,
+    Keep,
+    Spill,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum HashChoice {
     Blake3,
     Keccak,
 }
+
+/// Spilled pieces when no device budget sizes them (`--residency spill` on the CPU).
+const SPILL_PIECE_BYTES: u64 = 1 << 30;
 
 fn default_options() -> ProofOptions {
     ProofOptions::default()
@@ -105,6 +115,9 @@ struct ProveArgs {
     /// Reed-Solomon blowup: 2, 4, 8 or 16
     #[arg(long, default_value_t = default_options().blowup())]
     blowup: u64,
+    /// Where the low-degree extensions live: keep them on the device, or spill them to host memory and stream them back in pieces (bigger than the device); auto spills when the proof's device set exceeds the device's budget (--vram-budget). Proof bytes are the same
+    #[arg(long, value_enum, default_value_t = ResidencyChoice::Auto)]
+    residency: ResidencyChoice,
     /// FRI queries
     #[arg(long, default_value_t = default_options().num_queries)]
     queries: usize,
@@ -381,20 +394,23 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
             let label = why.map_or("cpu".to_string(), |w| format!("cpu ({w})"));
             if a.cross_check {
                 let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
-                run.prove(&b, &format!("{label}, cross-checked"), None, out_tmp, trace_tmp)
+                run.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)
             } else {
-                run.prove(&CpuBackend::new(), &label, None, out_tmp, trace_tmp)
+                run.prove(&CpuBackend::new(), &label, None, None, out_tmp, trace_tmp)
             }
         }
         #[cfg(feature = "cuda")]
         Chosen::Cuda(dev) => {
             let label = format!("cuda ({})", dev.device().name);
-            run.prove_on_device(dev, &label, out_tmp, trace_tmp)
+            run.budget = Some(dev.gate_stats().budget);
+            let _ = dev.pool_usage(true);
+            let peak = |d: &backend_cuda::CudaBackend| d.pool_usage(false).ok().map(|u| u.1);
+            run.prove_on_device(dev, peak, &label, out_tmp, trace_tmp)
         }
         #[cfg(feature = "wgpu")]
         Chosen::Wgpu(dev) => {
             let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
-            run.prove_on_device(dev, &label, out_tmp, trace_tmp)
+            run.prove_on_device(dev, |_| None, &label, out_tmp, trace_tmp)
         }
     }
 }
@@ -459,6 +475,8 @@ struct Run<'a> {
     bar: ProgressBar,
     spans: Spans,
     device: Option<DeviceStart>,
+    /// The device's memory budget, when proving on one that has a gate.
+    budget: Option<u64>,
 }
 
 impl<'a> Run<'a> {
@@ -488,7 +506,7 @@ impl<'a> Run<'a> {
         // The traces hold all the prover needs of the run's record.
         let ex = vm::Execution { steps: vec![], memory: vec![], ..ex };
         spans.end("trace", t0);
-        Ok(Run { a, opts, name, program, ex, machine, traces, bar, spans, device: None })
+        Ok(Run { a, opts, name, program, ex, machine, traces, bar, spans, device: None, budget: None })
     }
 
     /// Proves and verifies on `backend`, writes the outputs and reports.
@@ -497,6 +515,7 @@ impl<'a> Run<'a> {
         backend: &B,
         backend_name: &str,
         recovery: Option<&dyn Fn() -> RecoveryReport>,
+        peak: Option<&dyn Fn() -> Option<u64>>,
         out_tmp: OutFile,
         trace_tmp: Option<OutFile>,
     ) -> CliResult<()> {
@@ -508,9 +527,11 @@ impl<'a> Run<'a> {
         let t0 = Instant::now();
         let prove_start = t0 - self.spans.start;
         let progress = Progress(self.bar.clone());
+        let residency = self.residency()?;
         let traces = std::mem::take(&mut self.traces);
         let (m, opts) = (&self.machine, self.opts);
-        let (proof, stats) = stark::prove_with_stats(backend, m, traces, m.publics(), opts, Some(&progress))
+        let settings = stark::ProveSettings { residency, observer: Some(&progress) };
+        let (proof, stats) = stark::prove_with_settings(backend, m, traces, m.publics(), opts, &settings)
             .map_err(|e| format!("proving failed: {e}"))?;
         self.spans.end("prove", t0);
         let recovered = recovery.map(|r| r());
@@ -530,7 +551,9 @@ impl<'a> Run<'a> {
         out_tmp.write(&bytes)?;
         self.spans.end("write", t0);
         self.bar.finish_and_clear();
-        let report = Report { run: &self, heights, backend_name, stats, recovered, proof_bytes: bytes.len() };
+        let device_peak = peak.and_then(|p| p());
+        let report =
+            Report { run: &self, heights, backend_name, stats, recovered, device_peak, proof_bytes: bytes.len() };
         if self.a.json {
             report.json();
         } else {
@@ -539,24 +562,42 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// Where the proof keeps its LDEs (`--residency`): auto keeps them
+    /// unless the device set exceeds the device's budget.
+    fn residency(&self) -> CliResult<stark::Residency> {
+        let m = &self.machine;
+        let set = stark::device_set(m, &self.traces, m.publics(), self.opts).map_err(|e| format!("{e}"))?;
+        let trace_bytes = self.traces.iter().map(|t| 8 * (t.height() * t.width()) as u64).sum();
+        Ok(match (self.a.residency, self.budget) {
+            (ResidencyChoice::Keep, _) | (ResidencyChoice::Auto, None) => stark::Residency::Keep,
+            (ResidencyChoice::Auto, Some(budget)) => stark::Residency::auto(set.bytes(), trace_bytes, budget),
+            (ResidencyChoice::Spill, Some(budget)) => stark::Residency::auto(u64::MAX, trace_bytes, budget),
+            (ResidencyChoice::Spill, None) => stark::Residency::Spill { chunk_bytes: SPILL_PIECE_BYTES },
+        })
+    }
+
     /// Proves on a device backend inside `Resilient` (decline recovery),
-    /// cross-checked against the CPU when asked.
+    /// cross-checked against the CPU when asked; `peak` reads the device's
+    /// peak memory after the prove.
     #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
     fn prove_on_device<B: Backend>(
         self,
         dev: B,
+        peak: fn(&B) -> Option<u64>,
         label: &str,
         out_tmp: OutFile,
         trace_tmp: Option<OutFile>,
     ) -> CliResult<()> {
         let resilient = Resilient::new(dev, recovery_policy(self.a.on_decline));
+        let device_peak = || peak(resilient.device());
         if self.a.cross_check {
             let b = CrossCheck::new(CpuBackend::new(), resilient);
             let report = || b.right().report();
-            self.prove(&b, &format!("{label}, cross-checked"), Some(&report), out_tmp, trace_tmp)
+            let device_peak = || peak(b.right().device());
+            self.prove(&b, &format!("{label}, cross-checked"), Some(&report), Some(&device_peak), out_tmp, trace_tmp)
         } else {
             let report = || resilient.report();
-            self.prove(&resilient, label, Some(&report), out_tmp, trace_tmp)
+            self.prove(&resilient, label, Some(&report), Some(&device_peak), out_tmp, trace_tmp)
         }
     }
 }
@@ -585,6 +626,8 @@ struct Report<'r, 'a> {
     backend_name: &'r str,
     stats: stark::ProveStats,
     recovered: Option<RecoveryReport>,
+    /// The device pool's high-water mark over the prove.
+    device_peak: Option<u64>,
     proof_bytes: usize,
 }
 
@@ -592,6 +635,20 @@ impl Report<'_, '_> {
     fn security(&self) -> Security {
         let log_max_lde = self.heights.iter().map(|h| h.1).max().unwrap_or(0) + self.run.opts.log_blowup;
         self.run.opts.security(log_max_lde)
+    }
+
+    /// The residency chosen, the bytes it moved and the device's peak.
+    fn memory_line(&self) -> String {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let mut line = format!("memory    LDEs {}", self.stats.residency.name());
+        if let stark::Residency::Spill { chunk_bytes } = self.stats.residency {
+            let moved = gib(self.stats.spilled_bytes);
+            line += &format!(" (pieces of {:.2} GiB; {moved:.2} GiB moved between host and device)", gib(chunk_bytes));
+        }
+        if let Some(p) = self.device_peak {
+            line += &format!(", device peak {:.2} GiB", gib(p));
+        }
+        line
     }
 
     /// Why default verification would refuse this proof, if it would.
@@ -632,6 +689,9 @@ impl Report<'_, '_> {
             "recovery": self.recovered.as_ref().map(|r| r.stages.iter().filter(|(_, c)| c.declines > 0).map(|(s, c)| {
                 json!({"stage": s.name(), "declines": c.declines, "retried": c.retried, "recomputed": c.recomputed})
             }).collect::<Vec<_>>()),
+            "residency": self.stats.residency.name(),
+            "spilled_bytes": self.stats.spilled_bytes,
+            "device_peak_bytes": self.device_peak,
             "timings_ms": spans,
             "unaccounted_ms": ms(&run.spans.unaccounted()),
             "prover_rounds_ms": rounds,
@@ -680,6 +740,7 @@ impl Report<'_, '_> {
         if let Some(r) = &self.recovered {
             say!("recovery  {r}");
         }
+        say!("{}", self.memory_line());
         if let Some(w) = &self.weak() {
             say!("warning   {w}");
         }

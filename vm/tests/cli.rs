@@ -384,3 +384,22 @@ fn bad_batch_and_device_flags_fail_with_one_line() {
     fails_cleanly(&["prove", "--repeat", "2", "--out-dir", "missing"]);
     fails_cleanly(&["prove", "bad.kasm", "--repeat", "2"]);
 }
+
+#[test]
+fn a_spilled_prove_writes_the_kept_proof_and_says_what_it_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let prove = |residency: &str, out: &str| {
+        let o = prove_fib(dir.path(), &["--backend", "cpu", "--residency", residency, "--out", out, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let kept = prove("keep", "kept.proof");
+    let spilled = prove("spill", "spilled.proof");
+    assert_eq!((kept["residency"].as_str(), kept["spilled_bytes"].as_u64()), (Some("keep"), Some(0)));
+    assert_eq!(spilled["residency"], "spill");
+    assert!(spilled["spilled_bytes"].as_u64().unwrap() > 0, "{spilled}");
+    // Without a device budget, auto keeps.
+    assert_eq!(prove("auto", "auto.proof")["residency"], "keep");
+    let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+    assert!(read("kept.proof") == read("spilled.proof"), "spilling changed the proof file");
+}

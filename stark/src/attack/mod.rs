@@ -44,5 +44,6 @@ pub fn forge_with<B: Backend, M: Machine + ?Sized>(
     options: &ProofOptions,
     challenges: Challenges,
 ) -> Result<Proof, ProveError> {
-    prove_as(Conduct::Forge, backend, machine, traces, publics, options, challenges, None).map(|(p, _)| p)
+    let settings = crate::prover::ProveSettings::default();
+    prove_as(Conduct::Forge, backend, machine, traces, publics, options, challenges, &settings).map(|(p, _)| p)
 }

@@ -1,15 +1,35 @@
 //! The commitment layer: a committed matrix owns what its commitment needs
 //! later (its low-degree extension, its Merkle tree, how a queried row is
-//! recovered). Residency modes (keep the LDE, recompute it from the trace,
-//! spill it to host memory) are choices this object will make; today it
-//! keeps the LDE on the backend.
+//! recovered), kept on the backend or spilled to host memory
+//! ([`super::spill`]). Either way the root and the openings are the same
+//! bytes.
 
-use backend_api::{Backend, Ctx, DeviceTree, Digest, HashKind, Result, RowOpening, F};
+use super::spill::{self, Spiller};
+use backend_api::hash::hash_node;
+use backend_api::{
+    Backend, BackendError, ColMatrix, Coset, Ctx, DeviceTree, Digest, Ext, HashKind, Result, RowOpening, Stage, F,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A matrix on `B` committed row by row.
 pub struct Committed<B: Backend> {
-    lde: B::Matrix,
-    tree: B::Tree,
+    store: Store<B>,
+}
+
+enum Store<B: Backend> {
+    Kept { lde: B::Matrix, tree: B::Tree },
+    Spilled(Spilled<B>),
+}
+
+/// A spilled commitment: the matrix on the host, one subtree per block of
+/// `block_rows` rows on the backend, and the levels above the blocks'
+/// roots (the last is the root alone).
+struct Spilled<B: Backend> {
+    /// Blocks of columns.
+    lde: Vec<ColMatrix>,
+    block_rows: usize,
+    subtrees: Vec<B::Tree>,
+    top: Vec<Vec<Digest>>,
 }
 
 impl<B: Backend> Committed<B> {
@@ -30,20 +50,209 @@ impl<B: Backend> Committed<B> {
     /// Commits a matrix already on its evaluation domain.
     pub fn rows(backend: &B, ctx: &Ctx, lde: B::Matrix, hash: HashKind) -> Result<Committed<B>> {
         let tree = backend.commit(ctx, &lde, hash)?;
-        Ok(Committed { lde, tree })
+        Ok(Committed { store: Store::Kept { lde, tree } })
+    }
+
+    /// [`Committed::extend`] spilled: `evals` on the host, extended in
+    /// column blocks and committed in row blocks.
+    pub(crate) fn extend_spilled(
+        s: &Spiller<B>,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+        hash: HashKind,
+    ) -> Result<Committed<B>> {
+        let lde = s.extend(ctx, evals, log_blowup, shift)?;
+        Committed::rows_spilled(s, ctx, lde, hash)
+    }
+
+    /// Commits a host matrix block by block of rows: each block's subtree
+    /// on the backend, the levels above them on the host.
+    pub(crate) fn rows_spilled(s: &Spiller<B>, ctx: &Ctx, lde: Vec<ColMatrix>, hash: HashKind) -> Result<Committed<B>> {
+        let height = lde.first().map_or(0, ColMatrix::height);
+        let block_rows = s.block_rows(height, lde.iter().map(ColMatrix::width).sum());
+        let mut subtrees = Vec::with_capacity(height / block_rows);
+        for r0 in (0..height).step_by(block_rows) {
+            let block = s.up(ctx, &s.host(|| spill::row_block(ctx, &lde, r0, r0 + block_rows))?)?;
+            subtrees.push(s.backend.commit(ctx, &block, hash)?);
+        }
+        let mut top = vec![subtrees.iter().map(DeviceTree::root).collect::<Vec<Digest>>()];
+        while let Some(level) = top.last().filter(|l| l.len() > 1) {
+            let up = level.chunks(2).map(|p| hash_node(hash, &p[0], &p[1])).collect();
+            top.push(up);
+        }
+        Ok(Committed { store: Store::Spilled(Spilled { lde, block_rows, subtrees, top }) })
     }
 
     pub fn root(&self) -> Digest {
-        self.tree.root()
+        match &self.store {
+            Store::Kept { tree, .. } => tree.root(),
+            Store::Spilled(s) => s.top.last().and_then(|l| l.first()).copied().unwrap_or_default(),
+        }
     }
 
-    /// The committed matrix, for the stages that read all of it.
-    pub fn matrix(&self) -> &B::Matrix {
-        &self.lde
+    /// The committed matrix on the backend; `None` when it is spilled
+    /// (the stages that read it take it by [`Committed::piece`]).
+    pub fn matrix(&self) -> Option<&B::Matrix> {
+        match &self.store {
+            Store::Kept { lde, .. } => Some(lde),
+            Store::Spilled(_) => None,
+        }
     }
 
     /// Rows `rows` with their authentication paths.
     pub fn open(&self, backend: &B, ctx: &Ctx, rows: &[usize]) -> Result<Vec<RowOpening>> {
-        backend.open(ctx, &self.lde, &self.tree, rows)
+        self.open_counting(backend, ctx, rows, &AtomicU64::new(0))
     }
+
+    /// [`Committed::open`], adding the bytes a spilled matrix uploads to `moved`.
+    pub(crate) fn open_counting(
+        &self,
+        backend: &B,
+        ctx: &Ctx,
+        rows: &[usize],
+        moved: &AtomicU64,
+    ) -> Result<Vec<RowOpening>> {
+        match &self.store {
+            Store::Kept { lde, tree } => backend.open(ctx, lde, tree, rows),
+            Store::Spilled(s) => s.open(backend, ctx, rows, moved),
+        }
+    }
+
+    /// The committed matrix's piece `j` of 2^log_pieces: the whole matrix
+    /// on the backend when kept (one piece), else its rows on coset `j` of
+    /// the trace domain, uploaded.
+    pub(crate) fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
+        match &self.store {
+            Store::Kept { lde, .. } => Piece::kept(lde, log_pieces),
+            Store::Spilled(sp) => Piece::spilled(s, ctx, &sp.lde, j, log_pieces),
+        }
+    }
+}
+
+/// A matrix that is not committed (a trace, fixed columns' LDE), kept on
+/// the backend or spilled to the host, read whole or coset by coset.
+pub(crate) enum Held<B: Backend> {
+    Kept(B::Matrix),
+    /// Blocks of columns.
+    Spilled(Vec<ColMatrix>),
+}
+
+impl<B: Backend> Held<B> {
+    /// Values of every column at `points`, off `domain`: spilled, a block
+    /// of columns at a time (columns are independent).
+    pub fn evaluate_at(
+        &self,
+        backend: &B,
+        s: Option<&Spiller<B>>,
+        ctx: &Ctx,
+        domain: Coset,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>> {
+        let (blocks, s) = match (self, s) {
+            (Held::Kept(m), _) => return backend.evaluate_at(ctx, m, domain, points),
+            (Held::Spilled(blocks), Some(s)) => (blocks, s),
+            (Held::Spilled(_), None) => return Err(unspilled(Stage::OutOfDomain)),
+        };
+        let mut out = vec![vec![]; points.len()];
+        for host in blocks {
+            let block = s.column_block(host.height(), host.width());
+            for c0 in (0..host.width()).step_by(block) {
+                let c1 = (c0 + block).min(host.width());
+                let part = s.up(ctx, &s.host(|| spill::column_block(ctx, host, c0, c1))?)?;
+                for (o, v) in out.iter_mut().zip(backend.evaluate_at(ctx, &part, domain, points)?) {
+                    o.extend(v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
+        match self {
+            Held::Kept(m) => Piece::kept(m, log_pieces),
+            Held::Spilled(host) => Piece::spilled(s, ctx, host, j, log_pieces),
+        }
+    }
+}
+
+/// One piece of a matrix on the backend: the kept matrix itself, or an
+/// upload of spilled rows (freed when dropped).
+pub(crate) enum Piece<'a, B: Backend> {
+    Kept(&'a B::Matrix),
+    Uploaded(B::Matrix),
+}
+
+impl<'a, B: Backend> Piece<'a, B> {
+    fn kept(m: &'a B::Matrix, log_pieces: u32) -> Result<Piece<'a, B>> {
+        if log_pieces != 0 {
+            let why = "a kept LDE is read whole, not by cosets (residency is chosen per proof)";
+            return Err(BackendError::invalid(Stage::Compose, why));
+        }
+        Ok(Piece::Kept(m))
+    }
+
+    fn spilled(
+        s: Option<&Spiller<B>>,
+        ctx: &Ctx,
+        host: &[ColMatrix],
+        j: usize,
+        log_pieces: u32,
+    ) -> Result<Piece<'a, B>> {
+        let Some(s) = s else { return Err(unspilled(Stage::Upload)) };
+        Ok(Piece::Uploaded(s.up(ctx, &s.host(|| spill::coset_rows(ctx, host, j, log_pieces))?)?))
+    }
+
+    pub fn get(&self) -> &B::Matrix {
+        match self {
+            Piece::Kept(m) => m,
+            Piece::Uploaded(m) => m,
+        }
+    }
+}
+
+impl<B: Backend> Spilled<B> {
+    /// Each block with a queried row goes back to the backend once, to be
+    /// opened against its subtree; the path continues through the levels
+    /// above the blocks.
+    fn open(&self, backend: &B, ctx: &Ctx, rows: &[usize], moved: &AtomicU64) -> Result<Vec<RowOpening>> {
+        let height = self.lde.first().map_or(0, ColMatrix::height);
+        if let Some(&r) = rows.iter().find(|&&r| r >= height) {
+            let why = format!("row {r} is out of range for {height} rows");
+            return Err(BackendError::invalid(Stage::MerkleOpen, why));
+        }
+        let mut out: Vec<Option<RowOpening>> = vec![None; rows.len()];
+        for (b, subtree) in self.subtrees.iter().enumerate() {
+            let r0 = b * self.block_rows;
+            let here: Vec<usize> = (0..rows.len()).filter(|&q| rows[q] / self.block_rows == b).collect();
+            if here.is_empty() {
+                continue;
+            }
+            let block = spill::row_block(ctx, &self.lde, r0, r0 + self.block_rows)?;
+            moved.fetch_add(8 * (block.height() * block.width()) as u64, Ordering::Relaxed);
+            let block = backend.upload(ctx, &block)?;
+            let local: Vec<usize> = here.iter().map(|&q| rows[q] - r0).collect();
+            for (q, mut opening) in here.into_iter().zip(backend.open(ctx, &block, subtree, &local)?) {
+                opening.path.extend(self.top_path(b));
+                out[q] = Some(opening);
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// Siblings of block `b`'s root up to the root.
+    fn top_path(&self, mut b: usize) -> Vec<Digest> {
+        let mut path = vec![];
+        for level in self.top.iter().take(self.top.len() - 1) {
+            path.push(level[b ^ 1]);
+            b /= 2;
+        }
+        path
+    }
+}
+
+/// A spilled matrix reached by a prover that is not spilling (a bug).
+fn unspilled(stage: Stage) -> BackendError {
+    BackendError::invalid(stage, "a spilled matrix read by a prover that keeps its matrices")
 }

@@ -6,8 +6,10 @@
 mod commit;
 mod lanes;
 mod rounds;
+mod spill;
 
 pub use commit::Committed;
+pub use spill::{Residency, SpillTimes};
 
 use crate::air::{self, Machine};
 use crate::options::{OptionsError, ProofOptions};
@@ -55,6 +57,12 @@ pub struct ProveStats {
     /// first sum to `total`.
     pub rounds: Vec<(&'static str, Duration)>,
     pub total: Duration,
+    /// Where the committed matrices were kept.
+    pub residency: Residency,
+    /// Bytes spilling moved between host and backend (0 when kept).
+    pub spilled_bytes: u64,
+    /// Where spilling's time went (zero when kept).
+    pub spill_times: SpillTimes,
 }
 
 impl ProveStats {
@@ -126,7 +134,27 @@ pub fn prove_with_stats<B: Backend, M: Machine + ?Sized>(
     options: &ProofOptions,
     observer: Option<&dyn ProveObserver>,
 ) -> Result<(Proof, ProveStats), ProveError> {
-    prove_as(Conduct::Honest, backend, machine, traces, publics, options, Challenges::Own, observer)
+    let settings = ProveSettings { observer, ..ProveSettings::default() };
+    prove_with_settings(backend, machine, traces, publics, options, &settings)
+}
+
+/// How a prove runs, beside what it proves: none of it changes the proof.
+#[derive(Clone, Copy, Default)]
+pub struct ProveSettings<'a> {
+    pub residency: Residency,
+    pub observer: Option<&'a dyn ProveObserver>,
+}
+
+/// [`prove_with_stats`] with the residency (and observer) of `settings`.
+pub fn prove_with_settings<B: Backend, M: Machine + ?Sized>(
+    backend: &B,
+    machine: &M,
+    traces: Vec<ColMatrix>,
+    publics: &[F],
+    options: &ProofOptions,
+    settings: &ProveSettings,
+) -> Result<(Proof, ProveStats), ProveError> {
+    prove_as(Conduct::Honest, backend, machine, traces, publics, options, Challenges::Own, settings)
 }
 
 /// Whether the prover refuses a witness that fails its own checks (the
@@ -149,9 +177,9 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     publics: &[F],
     options: &ProofOptions,
     challenges: Challenges,
-    observer: Option<&dyn ProveObserver>,
+    settings: &ProveSettings,
 ) -> Result<(Proof, ProveStats), ProveError> {
-    let (p, mut tr, _reservation) = setup(conduct, backend, machine, &traces, publics, options, observer)?;
+    let (p, mut tr, _reservation) = setup(conduct, backend, machine, &traces, publics, options, settings)?;
     let (c, r) = (&p.clock, &mut vec![]);
     let mut main = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
     let mut aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), challenges, &main.traces))?;
@@ -182,7 +210,11 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
         queries,
     };
     let timings = p.clock.timings.into_inner().expect("timings lock");
-    let stats = ProveStats { timings, rounds, total: p.clock.start.elapsed() };
+    let spill_times = p.spill.as_ref().map(|s| s.clock.times()).unwrap_or_default();
+    let spilled_bytes = p.spill.map_or(0, |s| s.moved.into_inner());
+    let total = p.clock.start.elapsed();
+    let residency = settings.residency;
+    let stats = ProveStats { timings, rounds, total, residency, spilled_bytes, spill_times };
     Ok((proof, stats))
 }
 
@@ -196,10 +228,11 @@ fn setup<'a, B: Backend, M: Machine + ?Sized>(
     traces: &[ColMatrix],
     publics: &'a [F],
     options: &'a ProofOptions,
-    observer: Option<&'a dyn ProveObserver>,
+    settings: &ProveSettings<'a>,
 ) -> Result<(Prover<'a, B>, Transcript, backend_api::Reservation), ProveError> {
     options.validate()?;
-    let clock = Clock { start: Instant::now(), timings: Mutex::new(vec![]), observer: observer.unwrap_or(&NoObserver) };
+    let observer = settings.observer.unwrap_or(&NoObserver);
+    let clock = Clock { start: Instant::now(), timings: Mutex::new(vec![]), observer };
     let tables = machine.tables();
     let log_heights = check_traces(machine, traces)?;
     let shapes = protocol::table_shapes(&tables, &log_heights, options, publics.len(), machine.num_challenges())
@@ -213,7 +246,13 @@ fn setup<'a, B: Backend, M: Machine + ?Sized>(
     let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
     protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
     let order = lanes::heaviest_first(&shapes, options);
-    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order };
+    let spill = match settings.residency {
+        Residency::Keep => None,
+        Residency::Spill { chunk_bytes } => {
+            Some(spill::SpillState { chunk_bytes, moved: 0.into(), clock: spill::SpillClock::default() })
+        }
+    };
+    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order, spill };
     Ok((p, tr, reservation))
 }
 
@@ -227,7 +266,8 @@ pub(crate) fn main_roots<B: Backend, M: Machine + ?Sized>(
     publics: &[F],
     options: &ProofOptions,
 ) -> Result<Vec<backend_api::Digest>, ProveError> {
-    let (p, mut tr, _reservation) = setup(Conduct::Honest, backend, machine, &traces, publics, options, None)?;
+    let settings = ProveSettings::default();
+    let (p, mut tr, _reservation) = setup(Conduct::Honest, backend, machine, &traces, publics, options, &settings)?;
     let main = p.main_commit(&mut tr, traces)?;
     Ok(main.commits.iter().map(Committed::root).collect())
 }

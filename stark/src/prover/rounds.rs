@@ -3,8 +3,9 @@
 //! into the transcript in table order, so the bytes never depend on which
 //! table finished first.
 
-use super::commit::Committed;
+use super::commit::{Committed, Held, Piece};
 use super::lanes::Lanes;
+use super::spill::{self, SpillState, Spiller};
 use super::{Clock, Conduct, ProveError};
 use crate::air::Air;
 use crate::options::ProofOptions;
@@ -31,13 +32,15 @@ pub(super) struct Prover<'a, B: Backend> {
     pub lanes: Lanes,
     /// Table indices in the order their work starts (heaviest first).
     pub order: Vec<usize>,
+    /// Set when the proof's LDEs are spilled to host memory.
+    pub spill: Option<SpillState>,
 }
 
 /// A table's main and fixed columns on the trace domain, kept for the
 /// LogUp build and the out-of-domain values (n/N of the work on the LDE),
 /// which takes them.
 pub(super) struct Traces<B: Backend> {
-    pub main: B::Matrix,
+    pub main: Held<B>,
     pub fixed: Option<B::Matrix>,
 }
 
@@ -46,7 +49,7 @@ pub(super) struct Traces<B: Backend> {
 pub(super) struct MainRound<B: Backend> {
     pub traces: Vec<Traces<B>>,
     pub commits: Vec<Committed<B>>,
-    pub fixed_ldes: Vec<Option<B::Matrix>>,
+    pub fixed_ldes: Vec<Option<Held<B>>>,
 }
 
 /// The LogUp round's result: per table with interactions, its auxiliary
@@ -98,6 +101,54 @@ impl<B: Backend> Prover<'_, B> {
         Coset::new(self.shapes[t].log_lde, self.shapes[t].shift)
     }
 
+    fn spiller(&self) -> Option<Spiller<'_, B>> {
+        self.spill.as_ref().map(|s| Spiller {
+            backend: self.backend,
+            chunk_bytes: s.chunk_bytes,
+            moved: &s.moved,
+            clock: &s.clock,
+        })
+    }
+
+    /// Extends and commits a trace made on the backend: kept there, or
+    /// spilled to the host.
+    fn extend(&self, ctx: &Ctx, t: usize, dev: &B::Matrix) -> Result<Committed<B>, BackendError> {
+        let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
+        match self.spiller() {
+            None => Committed::extend(b, ctx, dev, o.log_blowup, shift, o.hash),
+            Some(s) => Committed::extend_spilled(&s, ctx, &s.down(ctx, dev)?, o.log_blowup, shift, o.hash),
+        }
+    }
+
+    /// Commits a matrix on its evaluation domain, kept or spilled.
+    fn commit_rows(&self, ctx: &Ctx, m: B::Matrix) -> Result<Committed<B>, BackendError> {
+        match self.spiller() {
+            None => Committed::rows(self.backend, ctx, m, self.options.hash),
+            Some(s) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], self.options.hash),
+        }
+    }
+
+    /// Runs `f` on each piece of `domain` and returns its outputs as one
+    /// matrix on `domain`. Kept, the piece is the whole domain; spilled,
+    /// piece j is coset j of the trace domain, s * g^j * <w_n> (rows j, j +
+    /// B, ... of the LDE), and the outputs interleave back.
+    fn by_pieces(
+        &self,
+        ctx: &Ctx,
+        domain: Coset,
+        f: impl Fn(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
+    ) -> Result<B::Matrix, BackendError> {
+        let Some(s) = self.spiller() else { return f(0, 0, domain) };
+        let log_pieces = self.options.log_blowup;
+        let g = domain.generator();
+        let mut outs = Vec::with_capacity(1 << log_pieces);
+        for j in 0..1usize << log_pieces {
+            let piece = Coset::new(domain.log_size - log_pieces, domain.shift * g.pow(j as u64));
+            outs.push(s.down(ctx, &f(j, log_pieces, piece)?)?);
+        }
+        s.up(ctx, &s.host(|| spill::interleave(ctx, &outs))?)
+    }
+
     /// Main round: every trace uploaded, extended and committed; the fixed
     /// columns uploaded and extended (the verifier has them: not
     /// committed).
@@ -106,15 +157,28 @@ impl<B: Backend> Prover<'_, B> {
         let tables = self.per_table_taking(traces, |t, ctx, host| {
             let shape = &self.shapes[t];
             let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
-                let dev = b.upload(ctx, &host)?;
-                drop(host);
-                let main = Committed::extend(b, ctx, &dev, o.log_blowup, shape.shift, o.hash)?;
-                Ok((dev, main))
+                // Kept, the host trace goes once uploaded; spilled, it stays
+                // on the host and the LDE is made from it in column blocks.
+                match self.spiller() {
+                    None => {
+                        let dev = b.upload(ctx, &host)?;
+                        drop(host);
+                        let main = Committed::extend(b, ctx, &dev, o.log_blowup, shape.shift, o.hash)?;
+                        Ok((Held::Kept(dev), main))
+                    }
+                    Some(s) => {
+                        let main = Committed::extend_spilled(&s, ctx, &host, o.log_blowup, shape.shift, o.hash)?;
+                        Ok((Held::Spilled(vec![host]), main))
+                    }
+                }
             })?;
             let fixed = match self.tables[t].fixed_trace() {
                 Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
                     let dev = b.upload(ctx, f)?;
-                    let lde = b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?;
+                    let lde = match self.spiller() {
+                        None => Held::Kept(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?),
+                        Some(s) => Held::Spilled(s.extend(ctx, f, o.log_blowup, shape.shift)?),
+                    };
                     Ok((dev, lde))
                 })?),
                 None => None,
@@ -141,24 +205,23 @@ impl<B: Backend> Prover<'_, B> {
         source: protocol::Challenges,
         traces: &[Traces<B>],
     ) -> Result<AuxRound<B>, ProveError> {
-        let (b, o) = (self.backend, self.options);
+        let b = self.backend;
         let challenges = protocol::logup_challenges(tr, num_challenges, source).map_err(ProveError::Statement)?;
         let built = self.per_table(|t, ctx| {
             let Some(logup) = self.tables[t].logup() else { return Ok(None) };
             let shape = &self.shapes[t];
             let (trace, sum) = self.clock.time("aux build", &shape.name, || {
+                let main = traces[t].main.piece(self.spiller().as_ref(), ctx, 0, 0)?;
                 let inputs = LogUpInputs {
                     logup,
-                    main: &traces[t].main,
+                    main: main.get(),
                     fixed: traces[t].fixed.as_ref(),
                     z: challenges[logup.z],
                     alpha: challenges[logup.alpha],
                 };
                 b.logup_aux(ctx, &inputs)
             })?;
-            let aux = self.clock.time("aux commit", &shape.name, || {
-                Committed::extend(b, ctx, &trace, o.log_blowup, shape.shift, o.hash)
-            })?;
+            let aux = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, &trace))?;
             Ok(Some((trace, aux, sum)))
         })?;
         let mut round = AuxRound { challenges, commits: vec![], traces: vec![], values: vec![] };
@@ -183,42 +246,60 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         tr: &mut Transcript,
         main: &MainRound<B>,
-        fixed_ldes: Vec<Option<B::Matrix>>,
+        fixed_ldes: Vec<Option<Held<B>>>,
         aux: &AuxRound<B>,
     ) -> Result<Vec<Committed<B>>, ProveError> {
         let alpha = tr.challenge_ext(b"alpha");
-        let fixed_ldes: Vec<std::sync::Mutex<Option<B::Matrix>>> =
+        let fixed_ldes: Vec<std::sync::Mutex<Option<Held<B>>>> =
             fixed_ldes.into_iter().map(std::sync::Mutex::new).collect();
         let parts = self.per_table(|t, ctx| {
             let shape = &self.shapes[t];
             let fixed = fixed_ldes[t].lock().expect("not poisoned").take();
-            let q = self.clock.time("compose", &shape.name, || {
-                self.backend.compose(
-                    ctx,
-                    &ComposeInputs {
-                        constraints: self.tables[t].constraints(),
-                        fixed: fixed.as_ref(),
-                        main: main.commits[t].matrix(),
-                        aux: aux.commits[t].as_ref().map(Committed::matrix),
-                        log_trace_height: shape.log_n,
-                        domain: self.lde_domain(t),
-                        challenges: &aux.challenges,
-                        publics: self.publics,
-                        aux_values: &aux.values[t],
-                        alpha,
-                    },
-                )
-            })?;
+            let q =
+                self.clock.time("compose", &shape.name, || self.compose(ctx, t, main, fixed.as_ref(), aux, alpha))?;
             drop(fixed);
             self.clock.time("quotient commit", &shape.name, || {
                 let parts = self.split(ctx, t, &q, &main.traces[t].main, aux.challenges.len())?;
-                Ok(Committed::rows(self.backend, ctx, parts, self.options.hash)?)
+                Ok(self.commit_rows(ctx, parts)?)
             })
         })?;
         for p in &parts {
             tr.absorb_digest(b"quotient-root", &p.root());
         }
         Ok(parts)
+    }
+
+    /// Table `t`'s constraints composed over its LDE, piece by piece.
+    fn compose(
+        &self,
+        ctx: &Ctx,
+        t: usize,
+        main: &MainRound<B>,
+        fixed: Option<&Held<B>>,
+        aux: &AuxRound<B>,
+        alpha: Ext,
+    ) -> Result<B::Matrix, BackendError> {
+        let s = self.spiller();
+        self.by_pieces(ctx, self.lde_domain(t), |j, log_pieces, domain| {
+            let main_p = main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?;
+            let aux_p = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
+            let fixed_p = fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
+            self.backend.compose(
+                ctx,
+                &ComposeInputs {
+                    constraints: self.tables[t].constraints(),
+                    fixed: fixed_p.as_ref().map(Piece::get),
+                    main: main_p.get(),
+                    aux: aux_p.as_ref().map(Piece::get),
+                    log_trace_height: self.shapes[t].log_n,
+                    domain,
+                    challenges: &aux.challenges,
+                    publics: self.publics,
+                    aux_values: &aux.values[t],
+                    alpha,
+                },
+            )
+        })
     }
 
     /// The quotient's parts. A composition that is not of low degree means
@@ -229,7 +310,7 @@ impl<B: Backend> Prover<'_, B> {
         ctx: &Ctx,
         t: usize,
         q: &B::Matrix,
-        trace: &B::Matrix,
+        trace: &Held<B>,
         num_challenges: usize,
     ) -> Result<B::Matrix, ProveError> {
         let (b, shape, domain) = (self.backend, &self.shapes[t], self.lde_domain(t));
@@ -238,7 +319,10 @@ impl<B: Backend> Prover<'_, B> {
                 let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
                 Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts)?)
             }
-            Err(e) => Err(crate::debug::locate(e, b, self.tables[t], trace, self.publics, num_challenges)),
+            Err(e) => {
+                let trace = trace.piece(self.spiller().as_ref(), ctx, 0, 0)?;
+                Err(crate::debug::locate(e, b, self.tables[t], trace.get(), self.publics, num_challenges))
+            }
             Ok(parts) => Ok(parts),
         }
     }
@@ -261,12 +345,13 @@ impl<B: Backend> Prover<'_, B> {
             let trace_domain = Coset::subgroup(shape.log_n);
             let points = shape.ood_points(z);
             Ok(self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
-                let main = b.evaluate_at(ctx, &main.main, trace_domain, &points)?;
+                let main = main.main.evaluate_at(b, self.spiller().as_ref(), ctx, trace_domain, &points)?;
                 let aux = match &aux {
                     Some(a) => b.evaluate_at(ctx, a, trace_domain, &points)?,
                     None => vec![vec![]; points.len()],
                 };
-                let quotient = b.evaluate_at(ctx, parts[t].matrix(), self.lde_domain(t), &[z])?.remove(0);
+                let whole = parts[t].piece(self.spiller().as_ref(), ctx, 0, 0)?;
+                let quotient = b.evaluate_at(ctx, whole.get(), self.lde_domain(t), &[z])?.remove(0);
                 Ok(TableOod { main, aux, quotient })
             })?)
         })?;
@@ -304,32 +389,43 @@ impl<B: Backend> Prover<'_, B> {
                 offsets.sort_unstable();
                 offsets.dedup();
                 let w = self.shapes[group[0]].trace_generator();
-                let points: Vec<DeepPoint<B::Matrix>> = offsets
-                    .iter()
-                    .map(|&o| {
-                        let mut columns = vec![];
-                        for &t in &group {
-                            let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
-                            if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
-                                let (matrix, coeffs, values) =
-                                    (main[t].matrix(), c.main[pi].clone(), od.main[pi].clone());
-                                columns.push(DeepColumns { matrix, coeffs, values });
-                                if let Some(a) = &aux.commits[t] {
-                                    let (coeffs, values) = (c.aux[pi].clone(), od.aux[pi].clone());
-                                    columns.push(DeepColumns { matrix: a.matrix(), coeffs, values });
-                                }
-                            }
-                            if o == 0 {
-                                let (coeffs, values) = (c.quotient.clone(), od.quotient.clone());
-                                columns.push(DeepColumns { matrix: parts[t].matrix(), coeffs, values });
-                            }
-                        }
-                        DeepPoint { point: z * w.pow(o as u64), columns }
-                    })
-                    .collect();
                 let domain = Coset::new(log_lde, self.shapes[group[0]].shift);
                 let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
-                let d = self.clock.time("deep", &label, || self.backend.deep_quotient(&ctx, domain, &points))?;
+                let s = self.spiller();
+                let d = self.clock.time("deep", &label, || {
+                    self.by_pieces(&ctx, domain, |j, log_pieces, piece| {
+                        // Each table's main, auxiliary and quotient matrices on this piece.
+                        let mut pieces = Vec::with_capacity(group.len());
+                        for &t in &group {
+                            let a = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), &ctx, j, log_pieces));
+                            let m = main[t].piece(s.as_ref(), &ctx, j, log_pieces)?;
+                            pieces.push((m, a.transpose()?, parts[t].piece(s.as_ref(), &ctx, j, log_pieces)?));
+                        }
+                        let points: Vec<DeepPoint<B::Matrix>> = offsets
+                            .iter()
+                            .map(|&o| {
+                                let mut columns = vec![];
+                                for (&t, (m, a, q)) in group.iter().zip(&pieces) {
+                                    let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
+                                    if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
+                                        let (coeffs, values) = (c.main[pi].clone(), od.main[pi].clone());
+                                        columns.push(DeepColumns { matrix: m.get(), coeffs, values });
+                                        if let Some(a) = a {
+                                            let (coeffs, values) = (c.aux[pi].clone(), od.aux[pi].clone());
+                                            columns.push(DeepColumns { matrix: a.get(), coeffs, values });
+                                        }
+                                    }
+                                    if o == 0 {
+                                        let (coeffs, values) = (c.quotient.clone(), od.quotient.clone());
+                                        columns.push(DeepColumns { matrix: q.get(), coeffs, values });
+                                    }
+                                }
+                                DeepPoint { point: z * w.pow(o as u64), columns }
+                            })
+                            .collect();
+                        self.backend.deep_quotient(&ctx, piece, &points)
+                    })
+                })?;
                 Ok((log_lde, d))
             })
             .collect();
@@ -386,6 +482,8 @@ impl<B: Backend> Prover<'_, B> {
         let (main, aux, parts) = commits;
         let (b, o) = (self.backend, self.options);
         let fri_ctx = Ctx::on("fri", self.lanes.fri);
+        let unspilled = std::sync::atomic::AtomicU64::new(0);
+        let moved = self.spill.as_ref().map_or(&unspilled, |s| &s.moved);
         let seed = tr.challenge_bytes(b"pow-seed");
         let nonce = self.clock.time("grind", "all", || b.grind(&fri_ctx, o.hash, &seed, o.grinding_bits))?;
         tr.absorb_u64(b"pow-nonce", nonce);
@@ -394,9 +492,10 @@ impl<B: Backend> Prover<'_, B> {
         let queries = self.clock.time("open", "all", || -> Result<_, ProveError> {
             let per_table = self.per_table(|t, ctx| {
                 let rows: Vec<usize> = positions.iter().map(|&q| q & ((1 << self.shapes[t].log_lde) - 1)).collect();
-                let main = main[t].open(b, ctx, &rows)?;
-                let aux = aux.commits[t].as_ref().map(|a| a.open(b, ctx, &rows)).transpose()?;
-                let quotient = parts[t].open(b, ctx, &rows)?;
+                let open = |c: &Committed<B>| c.open_counting(b, ctx, &rows, moved);
+                let main = open(&main[t])?;
+                let aux = aux.commits[t].as_ref().map(open).transpose()?;
+                let quotient = open(&parts[t])?;
                 let mut aux = aux.map(|v| v.into_iter());
                 Ok(main
                     .into_iter()

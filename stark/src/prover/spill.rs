@@ -1,0 +1,266 @@
+//! Spilled residency: a proof whose low-degree extensions do not fit the
+//! device keeps them in host memory and streams them back in pieces.
+//!
+//! Every piece is computed by the same backend operations as a kept LDE,
+//! so the proof's bytes do not change:
+//! - an LDE is extended a block of columns at a time (columns are
+//!   independent);
+//! - a tree is committed a block of rows at a time: each block is a
+//!   subtree, and the levels above the blocks' roots are hashed on the host;
+//! - composition and DEEP run once per coset of the trace domain: rows
+//!   j, j + B, j + 2B, ... of an LDE of blowup B are the evaluations on
+//!   the coset s * g^j * <w_n>, where "the next row" is the next row of the
+//!   coset, so both stages are the same operation on a domain of blowup 1,
+//!   and their outputs interleave back into the whole domain.
+
+use backend_api::host::try_zeroed;
+use backend_api::{Backend, ColMatrix, Ctx, Result, Stage, F};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where a proof keeps its committed matrices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Residency {
+    /// Every LDE and tree on the backend until the queries (the fastest).
+    #[default]
+    Keep,
+    /// Every LDE in host memory; pieces of about `chunk_bytes` (column
+    /// blocks to extend, row blocks to commit) and one coset at a time (a
+    /// trace's size) go to the backend.
+    Spill { chunk_bytes: u64 },
+}
+
+impl Residency {
+    /// Keep when the device set fits `budget`, else spill. Spilled, the
+    /// largest thing on the device is one coset of every committed matrix
+    /// (as large as the traces, `trace_bytes`, for composition and DEEP);
+    /// pieces take half of what that leaves.
+    pub fn auto(device_set_bytes: u64, trace_bytes: u64, budget: u64) -> Residency {
+        if device_set_bytes <= budget {
+            return Residency::Keep;
+        }
+        Residency::Spill { chunk_bytes: (budget.saturating_sub(trace_bytes) / 2).max(1 << 20) }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Residency::Keep => "keep",
+            Residency::Spill { .. } => "spill",
+        }
+    }
+}
+
+/// A spilling proof's piece size, the bytes it has moved and where its
+/// time went.
+pub(crate) struct SpillState {
+    pub chunk_bytes: u64,
+    pub moved: AtomicU64,
+    pub clock: SpillClock,
+}
+
+/// Nanoseconds spent uploading, downloading and arranging pieces on the
+/// host, summed over the tables (which may run at once).
+#[derive(Default)]
+pub(crate) struct SpillClock {
+    pub upload: AtomicU64,
+    pub download: AtomicU64,
+    pub host: AtomicU64,
+}
+
+impl SpillClock {
+    pub fn time<T>(counter: &AtomicU64, f: impl FnOnce() -> T) -> T {
+        let t0 = std::time::Instant::now();
+        let out = f();
+        counter.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
+    }
+
+    pub fn times(&self) -> SpillTimes {
+        let d = |c: &AtomicU64| std::time::Duration::from_nanos(c.load(Ordering::Relaxed));
+        SpillTimes { upload: d(&self.upload), download: d(&self.download), host: d(&self.host) }
+    }
+}
+
+/// Where a spilled proof's moving time went (summed over tables).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SpillTimes {
+    pub upload: std::time::Duration,
+    pub download: std::time::Duration,
+    /// Gathering pieces out of host matrices and interleaving results.
+    pub host: std::time::Duration,
+}
+
+/// The backend side of spilling: transfers counted, and piece sizes.
+pub(crate) struct Spiller<'a, B: Backend> {
+    pub backend: &'a B,
+    pub chunk_bytes: u64,
+    /// Bytes uploaded and downloaded by spilling.
+    pub moved: &'a AtomicU64,
+    pub clock: &'a SpillClock,
+}
+
+impl<B: Backend> Spiller<'_, B> {
+    pub fn up(&self, ctx: &Ctx, m: &ColMatrix) -> Result<B::Matrix> {
+        self.moved.fetch_add(bytes(m), Ordering::Relaxed);
+        SpillClock::time(&self.clock.upload, || self.backend.upload(ctx, m))
+    }
+
+    pub fn down(&self, ctx: &Ctx, m: &B::Matrix) -> Result<ColMatrix> {
+        let host = SpillClock::time(&self.clock.download, || self.backend.download(ctx, m))?;
+        self.moved.fetch_add(bytes(&host), Ordering::Relaxed);
+        Ok(host)
+    }
+
+    /// Runs host-side arranging (gathers, interleaves) on the clock.
+    pub fn host<T>(&self, f: impl FnOnce() -> T) -> T {
+        SpillClock::time(&self.clock.host, f)
+    }
+
+    /// The coset LDE of `evals` on the host, as blocks of columns, each
+    /// extended on the backend (input, coefficients and output of a block
+    /// within `chunk_bytes`).
+    pub fn extend(&self, ctx: &Ctx, evals: &ColMatrix, log_blowup: u32, shift: F) -> Result<Vec<ColMatrix>> {
+        let (n, w) = (evals.height(), evals.width());
+        let per_column = 8 * (2 * n + (n << log_blowup)) as u64;
+        let block = ((self.chunk_bytes / per_column) as usize).clamp(1, w.max(1));
+        let mut out = Vec::with_capacity(w.div_ceil(block));
+        for c0 in (0..w).step_by(block) {
+            let part = self.up(ctx, &self.host(|| column_block(ctx, evals, c0, (c0 + block).min(w)))?)?;
+            let lde = self.backend.coset_lde(ctx, &part, log_blowup, shift)?;
+            drop(part);
+            out.push(self.down(ctx, &lde)?);
+        }
+        Ok(out)
+    }
+
+    /// Columns per block read whole (an out-of-domain evaluation reads a
+    /// block and makes weights of its height).
+    pub fn column_block(&self, height: usize, width: usize) -> usize {
+        ((self.chunk_bytes / (8 * 4 * height as u64).max(1)) as usize).clamp(1, width.max(1))
+    }
+
+    /// Rows per committed block: a power of two, the block of `width`
+    /// columns within `chunk_bytes`, and small enough (at most 1/256 of
+    /// the rows, down to 1024) that opening re-sends little: a block goes
+    /// back to the backend for each query that lands in it.
+    pub fn block_rows(&self, height: usize, width: usize) -> usize {
+        let fit = (self.chunk_bytes / (8 * width.max(1) as u64)).max(1) as usize;
+        let fit = 1usize << (usize::BITS - 1 - fit.leading_zeros());
+        fit.min((height / 256).max(1024)).min(height)
+    }
+}
+
+fn bytes(m: &ColMatrix) -> u64 {
+    8 * (m.height() * m.width()) as u64
+}
+
+/// A host buffer for a piece (on huge pages: pieces are GiB-sized and
+/// filled at once, so page faults would bound them).
+fn buffer(ctx: &Ctx, len: usize) -> Result<Vec<F>> {
+    try_zeroed(len).map_err(|e| e.at(Stage::Upload, ctx))
+}
+
+/// Columns [c0, c1) of `m`.
+pub(crate) fn column_block(ctx: &Ctx, m: &ColMatrix, c0: usize, c1: usize) -> Result<ColMatrix> {
+    let h = m.height();
+    let src = &m.data()[c0 * h..c1 * h];
+    let mut out = buffer(ctx, src.len())?;
+    out.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(o, s)| o.copy_from_slice(s));
+    Ok(ColMatrix::new(c1 - c0, h, out))
+}
+
+/// Columns of a matrix held as blocks of columns (of one height).
+fn columns(blocks: &[ColMatrix]) -> Vec<&[F]> {
+    blocks.iter().flat_map(|b| b.columns()).collect()
+}
+
+/// Rows [r0, r1) of the matrix `blocks` hold.
+pub(crate) fn row_block(ctx: &Ctx, blocks: &[ColMatrix], r0: usize, r1: usize) -> Result<ColMatrix> {
+    let cols = columns(blocks);
+    let rows = r1 - r0;
+    let mut out = buffer(ctx, rows * cols.len())?;
+    out.par_chunks_mut(rows.max(1)).zip(cols).for_each(|(o, c)| o.copy_from_slice(&c[r0..r1]));
+    Ok(ColMatrix::new(out.len() / rows.max(1), rows, out))
+}
+
+/// Rows j, j + 2^log_cosets, j + 2 * 2^log_cosets, ... of the matrix
+/// `blocks` hold: its values on coset j of the trace domain.
+pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: u32) -> Result<ColMatrix> {
+    let cols = columns(blocks);
+    let n = blocks.first().map_or(0, |b| b.height()) >> log_cosets;
+    let mut out = buffer(ctx, n * cols.len())?;
+    out.par_chunks_mut(n.max(1)).zip(cols).for_each(|(o, c)| {
+        for (k, v) in o.iter_mut().enumerate() {
+            *v = c[j + (k << log_cosets)];
+        }
+    });
+    Ok(ColMatrix::new(out.len() / n.max(1), n, out))
+}
+
+/// The inverse of [`coset_rows`] over all cosets: row j + B * k of the
+/// result is row k of `parts[j]`.
+pub(crate) fn interleave(ctx: &Ctx, parts: &[ColMatrix]) -> Result<ColMatrix> {
+    let count = parts.len();
+    let (n, w) = (parts[0].height(), parts[0].width());
+    let mut out = buffer(ctx, n * count * w)?;
+    out.par_chunks_mut((n * count).max(1)).enumerate().for_each(|(c, o)| {
+        for (j, p) in parts.iter().enumerate() {
+            for (k, v) in p.column(c).iter().enumerate() {
+                o[j + k * count] = *v;
+            }
+        }
+    });
+    Ok(ColMatrix::new(w, n * count, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CTX: Ctx = Ctx::table("spill");
+
+    fn sample(w: usize, h: usize) -> ColMatrix {
+        ColMatrix::new(
+            w,
+            h,
+            (0..w * h).map(|i| F::new(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 3) >> 2)).collect(),
+        )
+    }
+
+    #[test]
+    fn cosets_interleave_back_into_the_matrix() {
+        let m = sample(3, 32);
+        for log_cosets in 0..4 {
+            let blocks = [column_block(&CTX, &m, 0, 1).unwrap(), column_block(&CTX, &m, 1, 3).unwrap()];
+            let parts: Vec<ColMatrix> =
+                (0..1 << log_cosets).map(|j| coset_rows(&CTX, &blocks, j, log_cosets).unwrap()).collect();
+            assert_eq!(parts[1.min(parts.len() - 1)].height(), 32 >> log_cosets);
+            assert_eq!(interleave(&CTX, &parts).unwrap(), m, "{log_cosets}");
+        }
+        let c = coset_rows(&CTX, std::slice::from_ref(&m), 3, 2).unwrap();
+        assert_eq!(c.get(5, 2), m.get(3 + 5 * 4, 2));
+    }
+
+    #[test]
+    fn blocks_are_the_rows_and_columns_they_name() {
+        let m = sample(5, 16);
+        let blocks = [column_block(&CTX, &m, 0, 2).unwrap(), column_block(&CTX, &m, 2, 5).unwrap()];
+        let r = row_block(&CTX, &blocks, 4, 12).unwrap();
+        assert_eq!((r.height(), r.width()), (8, 5));
+        assert_eq!(r.get(0, 4), m.get(4, 4));
+        assert_eq!(r.get(7, 1), m.get(11, 1));
+        assert_eq!(r.get(3, 3), m.get(7, 3));
+        let c = column_block(&CTX, &m, 1, 3).unwrap();
+        assert_eq!((c.height(), c.width()), (16, 2));
+        assert_eq!(c.column(1), m.column(2));
+    }
+
+    #[test]
+    fn auto_keeps_what_fits_and_spills_what_does_not() {
+        assert_eq!(Residency::auto(10 << 30, 1 << 30, 24 << 30), Residency::Keep);
+        match Residency::auto(50 << 30, 7 << 30, 24 << 30) {
+            Residency::Spill { chunk_bytes } => assert_eq!(chunk_bytes, 17 << 29),
+            Residency::Keep => panic!("a 50 GiB set does not fit 24 GiB"),
+        }
+    }
+}
