@@ -206,20 +206,52 @@ pub fn table_device_set(d: &TableDims) -> u64 {
     table_resident(d).saturating_add(table_transient(d))
 }
 
+/// What a table whose LDEs are spilled to host memory keeps on the
+/// device: its fixed and auxiliary traces (the main trace stays on the
+/// host), its trees (a commitment's subtrees together are one tree), and
+/// the DEEP and FRI bounds.
+pub fn spilled_resident(d: &TableDims) -> u64 {
+    let (n, big) = (d.n(), d.lde_rows());
+    let trees = 2 + u64::from(d.aux_width > 0);
+    let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
+    add(&[
+        matrix_bytes(n, d.fixed_width.saturating_add(d.aux_width.saturating_mul(3))),
+        tree_bytes(big).saturating_mul(trees),
+        deep_fri,
+    ])
+}
+
+/// A spilled table's room on top: a piece of `piece` bytes, or one coset
+/// of every matrix composition or DEEP reads (each the trace's height)
+/// with the output, or the quotient's split, which runs whole.
+pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
+    let coset = matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6]));
+    let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
+    piece.max(coset).max(split)
+}
+
 /// The device bytes one proof reserves before it starts: every table's
 /// resident set, and each table's transient room (tables of a round run at
-/// once, each one stage at a time).
+/// once, each one stage at a time). Spilled (`spill_piece` set: the
+/// prover moves LDEs in pieces of about that many bytes), the model is
+/// [`spilled_resident`] and [`spilled_transient`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceSet {
     pub tables: Vec<TableDims>,
+    pub spill_piece: Option<u64>,
 }
 
 impl DeviceSet {
     pub fn resident(&self) -> u64 {
-        add(&self.tables.iter().map(table_resident).collect::<Vec<_>>())
+        let per = |d: &TableDims| if self.spill_piece.is_some() { spilled_resident(d) } else { table_resident(d) };
+        add(&self.tables.iter().map(per).collect::<Vec<_>>())
     }
     pub fn transient(&self) -> u64 {
-        add(&self.tables.iter().map(table_transient).collect::<Vec<_>>())
+        let per = |d: &TableDims| match self.spill_piece {
+            Some(piece) => spilled_transient(d, piece),
+            None => table_transient(d),
+        };
+        add(&self.tables.iter().map(per).collect::<Vec<_>>())
     }
     pub fn bytes(&self) -> u64 {
         self.resident().saturating_add(self.transient())
@@ -296,8 +328,21 @@ mod tests {
         let d2 = TableDims { log_n: 21, ..VM_CPU };
         let ratio = table_device_set(&d2) as f64 / set as f64;
         assert!((ratio - 2.0).abs() < 0.01, "{ratio}");
-        let proof = DeviceSet { tables: vec![VM_CPU, TableDims { log_n: 18, ..VM_CPU }] };
+        let proof = DeviceSet { tables: vec![VM_CPU, TableDims { log_n: 18, ..VM_CPU }], spill_piece: None };
         assert_eq!(proof.bytes(), set + table_device_set(&TableDims { log_n: 18, ..VM_CPU }));
+    }
+
+    #[test]
+    fn a_spilled_table_holds_about_a_coset_and_its_trees() {
+        // The seeds' shape: 2^21 x 449, blowup 4. Kept, 44.8 GiB; spilled
+        // in 8.5 GiB pieces, the 7 GiB coset and trees fit a 24 GiB card.
+        let d = TableDims { log_n: 21, log_blowup: 2, main_width: 449, parts: 1, ..TableDims::default() };
+        let kept = DeviceSet { tables: vec![d], spill_piece: None };
+        let spilled = DeviceSet { tables: vec![d], spill_piece: Some(17 << 29) };
+        assert!(kept.bytes() > 44 << 30, "{}", kept.bytes());
+        assert!(spilled.bytes() < 24 << 30 && spilled.bytes() > 8 << 30, "{}", spilled.bytes());
+        assert_eq!(spilled_transient(&d, 17 << 29), 17 << 29, "the piece outweighs a coset");
+        assert_eq!(spilled_transient(&d, 1), matrix_bytes(1 << 21, 449 + 3 + 6));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! device set the memory model gives its tables; the order tables start
 //! in (heaviest first, so the largest is not the last to begin).
 
+use super::spill::Residency;
 use crate::options::ProofOptions;
 use crate::protocol::TableShape;
 use backend_api::memory::{table_device_set, DeviceSet, TableDims};
@@ -49,9 +50,13 @@ pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
     }
 }
 
-/// The device set of a proof of these tables.
-pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions) -> DeviceSet {
-    DeviceSet { tables: shapes.iter().map(|s| dims(s, options)).collect() }
+/// The device set of a proof of these tables, kept or spilled.
+pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions, residency: Residency) -> DeviceSet {
+    let spill_piece = match residency {
+        Residency::Keep => None,
+        Residency::Spill { chunk_bytes } => Some(chunk_bytes),
+    };
+    DeviceSet { tables: shapes.iter().map(|s| dims(s, options)).collect(), spill_piece }
 }
 
 /// Table indices, heaviest device set first (ties in table order).
@@ -95,8 +100,12 @@ mod tests {
         assert_eq!(lanes.deep.iter().map(|(h, _)| *h).collect::<Vec<_>>(), vec![17, 11]);
         assert_ne!(lanes.deep(17), Lane::NONE);
         assert_eq!(lanes.deep(5), Lane::NONE);
-        let set = device_set(&shapes, &o);
+        let set = device_set(&shapes, &o, Residency::Keep);
         assert_eq!(set.tables[1].main_width, 40);
         assert!(set.bytes() > set.resident());
+        // Spilled, the LDEs leave the device: the set shrinks.
+        let spilled = device_set(&shapes, &o, Residency::Spill { chunk_bytes: 1 << 20 });
+        assert_eq!(spilled.spill_piece, Some(1 << 20));
+        assert!(spilled.resident() < set.resident() && spilled.bytes() < set.bytes());
     }
 }

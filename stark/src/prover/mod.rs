@@ -242,7 +242,8 @@ fn setup<'a, B: Backend, M: Machine + ?Sized>(
     // the proof's lanes keep it until they are freed.
     let lanes = lanes::Lanes::new(&shapes);
     let names = shapes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join("+");
-    let reservation = backend.reserve(&Ctx::table(&names), &lanes.all(), &lanes::device_set(&shapes, options))?;
+    let set = lanes::device_set(&shapes, options, settings.residency);
+    let reservation = backend.reserve(&Ctx::table(&names), &lanes.all(), &set)?;
     let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
     protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
     let order = lanes::heaviest_first(&shapes, options);
@@ -272,9 +273,10 @@ pub(crate) fn main_roots<B: Backend, M: Machine + ?Sized>(
     Ok(main.commits.iter().map(Committed::root).collect())
 }
 
-/// The device set a proof of this statement reserves (the memory model's
-/// resident and transient bytes of its tables): what a batch orders its
-/// proofs by.
+/// The device set a proof of this statement reserves when it keeps its
+/// LDEs (the memory model's resident and transient bytes of its tables):
+/// what a batch orders its proofs by, and what [`Residency::auto`]
+/// compares with the budget.
 pub fn device_set<M: Machine + ?Sized>(
     machine: &M,
     traces: &[ColMatrix],
@@ -286,7 +288,7 @@ pub fn device_set<M: Machine + ?Sized>(
     let shapes =
         protocol::table_shapes(&machine.tables(), &log_heights, options, publics.len(), machine.num_challenges())
             .map_err(ProveError::Statement)?;
-    Ok(lanes::device_set(&shapes, options))
+    Ok(lanes::device_set(&shapes, options, Residency::Keep))
 }
 
 /// One trace per table, of a power-of-two height and the AIR's width, and
