@@ -171,6 +171,45 @@ fn proofs_larger_than_the_budget_run_alone() {
     assert!(r.report().is_clean(), "{}", r.report());
 }
 
+/// `count` matrices of pseudo-random canonical values, of `shape(k)`
+/// (log height, width) each.
+fn matrices(count: u64, seed: u64, shape: impl Fn(u64) -> (u32, usize)) -> Vec<ColMatrix> {
+    (0..count)
+        .map(|k| {
+            let (log, width) = shape(k);
+            let data = (0..width << log).map(|i| F::new(seed.wrapping_mul(i as u64 + 131 * k + 1) >> 1)).collect();
+            ColMatrix::new(width, 1 << log, data)
+        })
+        .collect()
+}
+
+/// Uploads and extends every input at once (a thread and a lane each,
+/// lanes from `lane0`) on `dev`, and checks each LDE against `want`.
+fn ldes_at_once_equal(dev: &CudaBackend, inputs: &[ColMatrix], want: &[ColMatrix], log_blowup: u32, lane0: u64) {
+    use backend_api::{BackendBase, Ctx, NttOps, GENERATOR};
+    std::thread::scope(|s| {
+        for (k, (m, w)) in inputs.iter().zip(want).enumerate() {
+            s.spawn(move || {
+                let ctx = Ctx::on("at-once", backend_api::Lane(lane0 + k as u64));
+                let lde = dev.coset_lde(&ctx, &dev.upload(&ctx, m).unwrap(), log_blowup, GENERATOR).unwrap();
+                assert_eq!(&dev.download(&ctx, &lde).unwrap(), w, "matrix {k}: the LDE differs from the CPU's");
+            });
+        }
+    });
+}
+
+fn cpu_ldes(inputs: &[ColMatrix], log_blowup: u32) -> Vec<ColMatrix> {
+    use backend_api::{BackendBase, Ctx, NttOps, GENERATOR};
+    let (cpu, ctx) = (CpuBackend::new(), Ctx::table("reference"));
+    let lde =
+        |m| cpu.download(&ctx, &cpu.coset_lde(&ctx, &cpu.upload(&ctx, m).unwrap(), log_blowup, GENERATOR).unwrap());
+    inputs.iter().map(|m| lde(m).unwrap()).collect()
+}
+
+fn share_rounds() -> usize {
+    std::env::var("KILN_SHARE_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3)
+}
+
 /// A fresh backend's first transforms, started on many threads at once
 /// without the race detector (whose locks serialize them): the twiddle
 /// tables they share are made by one of them while the others wait for
@@ -179,42 +218,15 @@ fn proofs_larger_than_the_budget_run_alone() {
 /// fresh backends.
 #[test]
 fn a_fresh_devices_first_transforms_at_once_equal_the_cpu() {
-    use backend_api::{BackendBase, Ctx, NttOps, GENERATOR};
-    let rounds = 4 * std::env::var("KILN_SHARE_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3usize);
-    let cpu = CpuBackend::new();
-    let ctx = Ctx::table("twiddles");
-    let inputs: Vec<ColMatrix> = (0..8u64)
-        .map(|k| {
-            let (log, width) = (4 + 2 * (k as u32 % 4), 1 + k as usize);
-            let data = (0..width << log)
-                .map(|i| F::new(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 7 * k + 1)))
-                .collect();
-            ColMatrix::new(width, 1 << log, data)
-        })
-        .collect();
-    let want: Vec<ColMatrix> = inputs
-        .iter()
-        .map(|m| {
-            cpu.download(&ctx, &cpu.coset_lde(&ctx, &cpu.upload(&ctx, m).unwrap(), 2, GENERATOR).unwrap()).unwrap()
-        })
-        .collect();
-    for round in 0..rounds {
+    let inputs = matrices(8, 0x9E37_79B9_7F4A_7C15, |k| (4 + 2 * (k as u32 % 4), 1 + k as usize));
+    let want = cpu_ldes(&inputs, 2);
+    for _ in 0..4 * share_rounds() {
         let config = CudaConfig { debug_races: false, ..CudaConfig::from_env().expect("KILN_CUDA_* variables") };
         let Ok(dev) = CudaBackend::with_config(0, config) else {
             println!("SKIPPED: no CUDA device");
             return;
         };
-        std::thread::scope(|s| {
-            for (k, (m, w)) in inputs.iter().zip(&want).enumerate() {
-                let dev = &dev;
-                s.spawn(move || {
-                    let ctx = Ctx::on("twiddles", backend_api::Lane(100 + k as u64));
-                    let got =
-                        dev.download(&ctx, &dev.coset_lde(&ctx, &dev.upload(&ctx, m).unwrap(), 2, GENERATOR).unwrap());
-                    assert_eq!(&got.unwrap(), w, "round {round}, matrix {k}: the LDE differs from the CPU's");
-                });
-            }
-        });
+        ldes_at_once_equal(&dev, &inputs, &want, 2, 100);
     }
 }
 
@@ -226,41 +238,14 @@ fn a_fresh_devices_first_transforms_at_once_equal_the_cpu() {
 /// when four proofs started at once). Each LDE must equal the CPU's.
 #[test]
 fn uploads_past_the_staging_sets_land_before_their_stream_reads_them() {
-    use backend_api::{BackendBase, Ctx, NttOps, GENERATOR};
-    let rounds = 2 * std::env::var("KILN_SHARE_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3usize);
-    let cpu = CpuBackend::new();
-    let ctx = Ctx::table("pageable");
-    let inputs: Vec<ColMatrix> = (0..12u64)
-        .map(|k| {
-            let (log, width) = (15 + k as u32 % 3, 3 + k as usize % 5);
-            let data = (0..width << log)
-                .map(|i| F::new(0xD1B5_4A32_D192_ED03u64.wrapping_mul(i as u64 + 131 * k + 1) >> 1))
-                .collect();
-            ColMatrix::new(width, 1 << log, data)
-        })
-        .collect();
-    let want: Vec<ColMatrix> = inputs
-        .iter()
-        .map(|m| {
-            cpu.download(&ctx, &cpu.coset_lde(&ctx, &cpu.upload(&ctx, m).unwrap(), 1, GENERATOR).unwrap()).unwrap()
-        })
-        .collect();
+    let inputs = matrices(12, 0xD1B5_4A32_D192_ED03, |k| (15 + k as u32 % 3, 3 + k as usize % 5));
+    let want = cpu_ldes(&inputs, 1);
     let config = CudaConfig { debug_races: false, staging_sets: 1, ..CudaConfig::default() };
     let Ok(dev) = CudaBackend::with_config(0, config) else {
         println!("SKIPPED: no CUDA device");
         return;
     };
-    for round in 0..rounds {
-        std::thread::scope(|s| {
-            for (k, (m, w)) in inputs.iter().zip(&want).enumerate() {
-                let dev = &dev;
-                s.spawn(move || {
-                    let ctx = Ctx::on("pageable", backend_api::Lane(200 + k as u64));
-                    let got =
-                        dev.download(&ctx, &dev.coset_lde(&ctx, &dev.upload(&ctx, m).unwrap(), 1, GENERATOR).unwrap());
-                    assert_eq!(&got.unwrap(), w, "round {round}, matrix {k}: the LDE differs from the CPU's");
-                });
-            }
-        });
+    for _ in 0..2 * share_rounds() {
+        ldes_at_once_equal(&dev, &inputs, &want, 1, 200);
     }
 }
