@@ -36,6 +36,10 @@ pub struct TableDims {
     pub aux_width: u64,
     /// Quotient parts (three base columns each).
     pub parts: u64,
+    /// Set when the table's LDEs are spilled to host memory and come back
+    /// in pieces of about this many bytes ([`spilled_resident`],
+    /// [`spilled_transient`]).
+    pub spill_piece: Option<u64>,
 }
 
 impl TableDims {
@@ -178,6 +182,9 @@ pub fn stage_bytes(stage: Stage, d: &TableDims) -> u64 {
 /// when tables share a height) the DEEP codeword and the FRI layers with
 /// their trees.
 pub fn table_resident(d: &TableDims) -> u64 {
+    if d.spill_piece.is_some() {
+        return spilled_resident(d);
+    }
     let (n, big) = (d.n(), d.lde_rows());
     let trees = 2 + u64::from(d.aux_width > 0);
     let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
@@ -194,6 +201,9 @@ pub fn table_resident(d: &TableDims) -> u64 {
 /// the split's coefficients (both lde_rows x 3), or an out-of-domain
 /// evaluation's weights over the LDE domain with its partial sums.
 pub fn table_transient(d: &TableDims) -> u64 {
+    if let Some(piece) = d.spill_piece {
+        return spilled_transient(d, piece);
+    }
     let lde = TableDims::matrix(d.log_n, d.log_blowup, d.widest() as usize);
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
     let lde_domain = d.log_n.saturating_add(d.log_blowup);
@@ -232,26 +242,18 @@ pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
 
 /// The device bytes one proof reserves before it starts: every table's
 /// resident set, and each table's transient room (tables of a round run at
-/// once, each one stage at a time). Spilled (`spill_piece` set: the
-/// prover moves LDEs in pieces of about that many bytes), the model is
-/// [`spilled_resident`] and [`spilled_transient`].
+/// once, each one stage at a time).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceSet {
     pub tables: Vec<TableDims>,
-    pub spill_piece: Option<u64>,
 }
 
 impl DeviceSet {
     pub fn resident(&self) -> u64 {
-        let per = |d: &TableDims| if self.spill_piece.is_some() { spilled_resident(d) } else { table_resident(d) };
-        add(&self.tables.iter().map(per).collect::<Vec<_>>())
+        add(&self.tables.iter().map(table_resident).collect::<Vec<_>>())
     }
     pub fn transient(&self) -> u64 {
-        let per = |d: &TableDims| match self.spill_piece {
-            Some(piece) => spilled_transient(d, piece),
-            None => table_transient(d),
-        };
-        add(&self.tables.iter().map(per).collect::<Vec<_>>())
+        add(&self.tables.iter().map(table_transient).collect::<Vec<_>>())
     }
     pub fn bytes(&self) -> u64 {
         self.resident().saturating_add(self.transient())
@@ -295,8 +297,15 @@ impl fmt::Debug for Reservation {
 mod tests {
     use super::*;
 
-    const VM_CPU: TableDims =
-        TableDims { log_n: 20, log_blowup: 1, fixed_width: 0, main_width: 63, aux_width: 4, parts: 2 };
+    const VM_CPU: TableDims = TableDims {
+        log_n: 20,
+        log_blowup: 1,
+        fixed_width: 0,
+        main_width: 63,
+        aux_width: 4,
+        parts: 2,
+        spill_piece: None,
+    };
 
     #[test]
     fn per_operation_model_pins_a_2_20_by_64_lde() {
@@ -328,7 +337,7 @@ mod tests {
         let d2 = TableDims { log_n: 21, ..VM_CPU };
         let ratio = table_device_set(&d2) as f64 / set as f64;
         assert!((ratio - 2.0).abs() < 0.01, "{ratio}");
-        let proof = DeviceSet { tables: vec![VM_CPU, TableDims { log_n: 18, ..VM_CPU }], spill_piece: None };
+        let proof = DeviceSet { tables: vec![VM_CPU, TableDims { log_n: 18, ..VM_CPU }] };
         assert_eq!(proof.bytes(), set + table_device_set(&TableDims { log_n: 18, ..VM_CPU }));
     }
 
@@ -337,8 +346,8 @@ mod tests {
         // The seeds' shape: 2^21 x 449, blowup 4. Kept, 44.8 GiB; spilled
         // in 8.5 GiB pieces, the 7 GiB coset and trees fit a 24 GiB card.
         let d = TableDims { log_n: 21, log_blowup: 2, main_width: 449, parts: 1, ..TableDims::default() };
-        let kept = DeviceSet { tables: vec![d], spill_piece: None };
-        let spilled = DeviceSet { tables: vec![d], spill_piece: Some(17 << 29) };
+        let kept = DeviceSet { tables: vec![d] };
+        let spilled = DeviceSet { tables: vec![TableDims { spill_piece: Some(17 << 29), ..d }] };
         assert!(kept.bytes() > 44 << 30, "{}", kept.bytes());
         assert!(spilled.bytes() < 24 << 30 && spilled.bytes() > 8 << 30, "{}", spilled.bytes());
         assert_eq!(spilled_transient(&d, 17 << 29), 17 << 29, "the piece outweighs a coset");

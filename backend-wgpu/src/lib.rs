@@ -217,7 +217,15 @@ impl WgpuBackend {
 
     /// A table shape with `width` main columns.
     fn dims(log_n: u32, log_blowup: u32, width: usize) -> TableDims {
-        TableDims { log_n, log_blowup, fixed_width: 0, main_width: width as u64, aux_width: 0, parts: 0 }
+        TableDims {
+            log_n,
+            log_blowup,
+            fixed_width: 0,
+            main_width: width as u64,
+            aux_width: 0,
+            parts: 0,
+            spill_piece: None,
+        }
     }
 
     /// Columns per buffer for a `height` x `width` matrix: as many as fit

@@ -104,14 +104,14 @@ fn run(args: &[String]) -> Result<bool, String> {
     let budget = budget_gib << 30;
     let runs = [
         ("cuda, whole card, kept", None, Residency::Keep),
-        ("cuda, budget", Some(budget), Residency::auto(set.bytes(), trace_bytes, budget)),
+        ("cuda, budget", Some(budget), Residency::auto(&set, budget)),
     ];
     for (what, cap, residency) in runs {
         let d = device(cap, &s.air)?;
         let (bytes, secs, moved) = prove(&d, &s, residency)?;
         let peak = d.device().pool_usage(false).ok().map(|u| u.1);
         let what = match (cap, residency) {
-            (Some(_), Residency::Spill { chunk_bytes }) => {
+            (Some(_), Residency::Spill { chunk_bytes, .. }) => {
                 format!("{what} {budget_gib} GiB, spilled ({:.1} GiB pieces)", chunk_bytes as f64 / GIB)
             }
             (Some(_), Residency::Keep) => format!("{what} {budget_gib} GiB, kept"),

@@ -89,7 +89,7 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
     });
     // Spilled to host memory in pieces of 4 KiB: many column blocks,
     // subtrees and one coset at a time, the kept proof's bytes.
-    let spill = Residency::Spill { chunk_bytes: 4096 };
+    let spill = Residency::spill_all(4096);
     for (lb, hash) in [(1, HashKind::Blake3), (3, HashKind::Keccak256)] {
         let o = options(lb, hash);
         c.case(format!("prove spilled two-tables {hash}"), "2^6+2^4", format!("x{}", 1 << lb), |c, r| {
@@ -114,7 +114,7 @@ pub(crate) fn vm_examples<B: Backend>(c: &mut Checker<B>) {
     for (k, (name, src, inputs)) in vm::examples::ALL.iter().enumerate() {
         for hash in HashKind::ALL {
             // The first example also spilled (its tables have fixed columns).
-            let spill = (k == 0 && hash == HashKind::Blake3).then_some(Residency::Spill { chunk_bytes: 1 << 16 });
+            let spill = (k == 0 && hash == HashKind::Blake3).then_some(Residency::spill_all(1 << 16));
             for residency in std::iter::once(Residency::Keep).chain(spill) {
                 let label = if residency == Residency::Keep { "" } else { " spilled" };
                 c.case(format!("prove vm {name} {hash}{label}"), "-", "x2", |c, _| {

@@ -229,7 +229,7 @@ fn concurrent_proves_under_sticky_declines_stay_byte_identical() {
 fn a_decline_in_the_middle_of_a_spill_is_recovered_with_the_same_bytes() {
     use stark::{ProveSettings, Residency};
     let want = clean();
-    let settings = ProveSettings { residency: Residency::Spill { chunk_bytes: 512 }, ..ProveSettings::default() };
+    let settings = ProveSettings { residency: Residency::spill_all(512), ..ProveSettings::default() };
     let prove_spilled = |b: &Flaked| {
         stark::prove_with_settings(b, &TwoTables::default(), TwoTables::traces(5, 3), &[], &options(), &settings)
             .map(|(p, stats)| (p.to_bytes(), stats.spilled_bytes))

@@ -31,6 +31,6 @@ pub use proof::{DecodeError, Proof};
 pub use protocol::Challenges;
 pub use prover::{
     device_set, prove, prove_with_settings, prove_with_stats, ProveError, ProveObserver, ProveSettings, ProveStats,
-    Residency, SpillTimes, StageTiming,
+    Residency, SpillTimes, StageTiming, Tables,
 };
 pub use verifier::{verify, verify_with, Acceptance, VerifyError};

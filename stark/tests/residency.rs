@@ -1,11 +1,14 @@
 //! Spilled residency gives the kept proof's bytes: every example, both
 //! hashes, blowups 2 to 8, with pieces from a few columns or rows (many
-//! blocks, subtrees and cosets) to the whole matrix.
+//! blocks, subtrees and cosets) to the whole matrix, every table spilled
+//! or one alone.
 
 use backend_api::{ColMatrix, HashKind, F};
 use backend_cpu::CpuBackend;
 use stark::examples::{Cubic, Fibonacci, Permutation, TwoTables};
-use stark::{prove_with_settings, verify, Acceptance, Machine, ProofOptions, ProveSettings, Residency, SingleTable};
+use stark::{
+    prove_with_settings, verify, Acceptance, Machine, ProofOptions, ProveSettings, Residency, SingleTable, Tables,
+};
 
 fn options(log_blowup: u32, hash: HashKind) -> ProofOptions {
     ProofOptions { log_blowup, num_queries: 20, grinding_bits: 4, hash, log_fri_arity: 2, log_final_poly_len: 2 }
@@ -20,11 +23,15 @@ fn same_bytes<M: Machine>(m: &M, traces: Vec<ColMatrix>, publics: &[F], o: &Proo
     let (kept, stats) = prove(Residency::Keep);
     assert_eq!(stats.spilled_bytes, 0);
     verify(m, publics, &kept, &Acceptance::Options(*o)).expect("verify");
-    for chunk_bytes in [1, 200, 4096, 1 << 30] {
-        let (spilled, stats) = prove(Residency::Spill { chunk_bytes });
-        assert_eq!(stats.residency, Residency::Spill { chunk_bytes });
+    // Every table in pieces from 1 byte to 1 GiB; then each table alone
+    // (a DEEP group of two heights, or one with a kept table in it).
+    let all = [1, 200, 4096, 1 << 30].map(Residency::spill_all);
+    let each = (0..m.tables().len()).map(|t| Residency::Spill { chunk_bytes: 4096, tables: Tables(1 << t) });
+    for residency in all.into_iter().chain(each) {
+        let (spilled, stats) = prove(residency);
+        assert_eq!(stats.residency, residency);
         assert!(stats.spilled_bytes > 0, "a spilled proof moves its LDEs");
-        assert!(spilled.to_bytes() == kept.to_bytes(), "spilled in pieces of {chunk_bytes} bytes: the bytes differ");
+        assert!(spilled.to_bytes() == kept.to_bytes(), "{residency:?}: the bytes differ");
     }
 }
 
@@ -53,4 +60,25 @@ fn tiny_tables_spill_too() {
         let (t, p) = Fibonacci::trace(log_n, F::new(2), F::new(3));
         same_bytes(&fib, vec![t], &p, &options(1, HashKind::Blake3));
     }
+}
+
+/// Two tables of one height: one DEEP codeword over both. Spilling one
+/// alone puts a kept table in a spilled group (its cosets go through the
+/// host).
+struct Twins(Cubic, Cubic);
+
+impl Machine for Twins {
+    fn tables(&self) -> Vec<&dyn stark::Air> {
+        vec![&self.0, &self.1]
+    }
+}
+
+#[test]
+fn a_kept_table_in_a_spilled_deep_group() {
+    let m = Twins(Cubic::new(3), Cubic::new(5));
+    // Same seed: both traces start from the same x_0, the shared public.
+    let (a, p) = m.0.trace(6, 9);
+    let (b, q) = m.1.trace(6, 9);
+    assert_eq!(p, q);
+    same_bytes(&m, vec![a, b], &p, &options(2, HashKind::Keccak256));
 }

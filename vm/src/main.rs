@@ -567,12 +567,11 @@ impl<'a> Run<'a> {
     fn residency(&self) -> CliResult<stark::Residency> {
         let m = &self.machine;
         let set = stark::device_set(m, &self.traces, m.publics(), self.opts).map_err(|e| format!("{e}"))?;
-        let trace_bytes = self.traces.iter().map(|t| 8 * (t.height() * t.width()) as u64).sum();
         Ok(match (self.a.residency, self.budget) {
             (ResidencyChoice::Keep, _) | (ResidencyChoice::Auto, None) => stark::Residency::Keep,
-            (ResidencyChoice::Auto, Some(budget)) => stark::Residency::auto(set.bytes(), trace_bytes, budget),
-            (ResidencyChoice::Spill, Some(budget)) => stark::Residency::auto(u64::MAX, trace_bytes, budget),
-            (ResidencyChoice::Spill, None) => stark::Residency::Spill { chunk_bytes: SPILL_PIECE_BYTES },
+            (ResidencyChoice::Auto, Some(budget)) => stark::Residency::auto(&set, budget),
+            (ResidencyChoice::Spill, Some(budget)) => stark::Residency::spill_all_within(&set, budget),
+            (ResidencyChoice::Spill, None) => stark::Residency::spill_all(SPILL_PIECE_BYTES),
         })
     }
 
@@ -637,14 +636,23 @@ impl Report<'_, '_> {
         self.run.opts.security(log_max_lde)
     }
 
-    /// The residency chosen, the bytes it moved and the device's peak.
+    /// The residency chosen per table, the bytes it moved and the device's peak.
     fn memory_line(&self) -> String {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        let mut line = format!("memory    LDEs {}", self.stats.residency.name());
-        if let stark::Residency::Spill { chunk_bytes } = self.stats.residency {
-            let moved = gib(self.stats.spilled_bytes);
-            line += &format!(" (pieces of {:.2} GiB; {moved:.2} GiB moved between host and device)", gib(chunk_bytes));
-        }
+        let r = self.stats.residency;
+        let mut line = match r {
+            stark::Residency::Keep => "memory    LDEs kept".to_string(),
+            stark::Residency::Spill { chunk_bytes, .. } => {
+                let spilled: Vec<&str> =
+                    self.heights.iter().enumerate().filter(|(t, _)| r.spills(*t)).map(|(_, h)| h.0.as_str()).collect();
+                let moved = gib(self.stats.spilled_bytes);
+                format!(
+                    "memory    LDEs of {} spilled, the rest kept (pieces of {:.2} GiB; {moved:.2} GiB moved between host and device)",
+                    spilled.join(", "),
+                    gib(chunk_bytes)
+                )
+            }
+        };
         if let Some(p) = self.device_peak {
             line += &format!(", device peak {:.2} GiB", gib(p));
         }
@@ -690,6 +698,7 @@ impl Report<'_, '_> {
                 json!({"stage": s.name(), "declines": c.declines, "retried": c.retried, "recomputed": c.recomputed})
             }).collect::<Vec<_>>()),
             "residency": self.stats.residency.name(),
+            "spilled_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.spills(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
             "spilled_bytes": self.stats.spilled_bytes,
             "device_peak_bytes": self.device_peak,
             "timings_ms": spans,

@@ -125,7 +125,7 @@ impl<B: Backend> Committed<B> {
     /// the trace domain, uploaded.
     pub(crate) fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match &self.store {
-            Store::Kept { lde, .. } => Piece::kept(lde, log_pieces),
+            Store::Kept { lde, .. } => Piece::kept(lde, s, ctx, j, log_pieces),
             Store::Spilled(sp) => Piece::spilled(s, ctx, &sp.lde, j, log_pieces),
         }
     }
@@ -171,7 +171,7 @@ impl<B: Backend> Held<B> {
 
     pub fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match self {
-            Held::Kept(m) => Piece::kept(m, log_pieces),
+            Held::Kept(m) => Piece::kept(m, s, ctx, j, log_pieces),
             Held::Spilled(host) => Piece::spilled(s, ctx, host, j, log_pieces),
         }
     }
@@ -185,12 +185,15 @@ pub(crate) enum Piece<'a, B: Backend> {
 }
 
 impl<'a, B: Backend> Piece<'a, B> {
-    fn kept(m: &'a B::Matrix, log_pieces: u32) -> Result<Piece<'a, B>> {
-        if log_pieces != 0 {
-            let why = "a kept LDE is read whole, not by cosets (residency is chosen per proof)";
-            return Err(BackendError::invalid(Stage::Compose, why));
+    /// A kept matrix whole, or (in a spilled proof's DEEP group) its rows
+    /// on coset `j`, through the host.
+    fn kept(m: &'a B::Matrix, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'a, B>> {
+        if log_pieces == 0 {
+            return Ok(Piece::Kept(m));
         }
-        Ok(Piece::Kept(m))
+        let Some(s) = s else { return Err(unspilled(Stage::Deep)) };
+        let host = [s.down(ctx, m)?];
+        Ok(Piece::Uploaded(s.up(ctx, &s.host(|| spill::coset_rows(ctx, &host, j, log_pieces))?)?))
     }
 
     fn spilled(

@@ -38,7 +38,7 @@ impl Lanes {
     }
 }
 
-/// A table's shape in the memory model's terms.
+/// A table's shape in the memory model's terms (kept).
 pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
     TableDims {
         log_n: shape.log_n,
@@ -47,16 +47,18 @@ pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
         main_width: shape.main_width as u64,
         aux_width: shape.aux_width as u64,
         parts: shape.parts as u64,
+        spill_piece: None,
     }
 }
 
-/// The device set of a proof of these tables, kept or spilled.
+/// The device set of a proof of these tables, each kept or spilled.
 pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions, residency: Residency) -> DeviceSet {
-    let spill_piece = match residency {
-        Residency::Keep => None,
-        Residency::Spill { chunk_bytes } => Some(chunk_bytes),
+    let piece = |t| match residency {
+        Residency::Spill { chunk_bytes, tables } if tables.contains(t) => Some(chunk_bytes),
+        _ => None,
     };
-    DeviceSet { tables: shapes.iter().map(|s| dims(s, options)).collect(), spill_piece }
+    let tables = shapes.iter().enumerate().map(|(t, s)| TableDims { spill_piece: piece(t), ..dims(s, options) });
+    DeviceSet { tables: tables.collect() }
 }
 
 /// Table indices, heaviest device set first (ties in table order).
@@ -104,8 +106,8 @@ mod tests {
         assert_eq!(set.tables[1].main_width, 40);
         assert!(set.bytes() > set.resident());
         // Spilled, the LDEs leave the device: the set shrinks.
-        let spilled = device_set(&shapes, &o, Residency::Spill { chunk_bytes: 1 << 20 });
-        assert_eq!(spilled.spill_piece, Some(1 << 20));
+        let spilled = device_set(&shapes, &o, Residency::spill_all(1 << 20));
+        assert!(spilled.tables.iter().all(|d| d.spill_piece == Some(1 << 20)));
         assert!(spilled.resident() < set.resident() && spilled.bytes() < set.bytes());
     }
 }

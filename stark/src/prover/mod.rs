@@ -9,7 +9,7 @@ mod rounds;
 mod spill;
 
 pub use commit::Committed;
-pub use spill::{Residency, SpillTimes};
+pub use spill::{Residency, SpillTimes, Tables};
 
 use crate::air::{self, Machine};
 use crate::options::{OptionsError, ProofOptions};
@@ -249,11 +249,13 @@ fn setup<'a, B: Backend, M: Machine + ?Sized>(
     let order = lanes::heaviest_first(&shapes, options);
     let spill = match settings.residency {
         Residency::Keep => None,
-        Residency::Spill { chunk_bytes } => {
+        Residency::Spill { chunk_bytes, .. } => {
             Some(spill::SpillState { chunk_bytes, moved: 0.into(), clock: spill::SpillClock::default() })
         }
     };
-    let p = Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order, spill };
+    let residency = settings.residency;
+    let p =
+        Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order, residency, spill };
     Ok((p, tr, reservation))
 }
 

@@ -5,7 +5,7 @@
 
 use super::commit::{Committed, Held, Piece};
 use super::lanes::Lanes;
-use super::spill::{self, SpillState, Spiller};
+use super::spill::{self, Residency, SpillState, Spiller};
 use super::{Clock, Conduct, ProveError};
 use crate::air::Air;
 use crate::options::ProofOptions;
@@ -32,7 +32,9 @@ pub(super) struct Prover<'a, B: Backend> {
     pub lanes: Lanes,
     /// Table indices in the order their work starts (heaviest first).
     pub order: Vec<usize>,
-    /// Set when the proof's LDEs are spilled to host memory.
+    /// Which tables' LDEs are spilled to host memory.
+    pub residency: Residency,
+    /// Set when some are.
     pub spill: Option<SpillState>,
 }
 
@@ -101,6 +103,11 @@ impl<B: Backend> Prover<'_, B> {
         Coset::new(self.shapes[t].log_lde, self.shapes[t].shift)
     }
 
+    /// Table `t`'s spiller, when it is spilled.
+    fn spiller_for(&self, t: usize) -> Option<Spiller<'_, B>> {
+        self.spiller().filter(|_| self.residency.spills(t))
+    }
+
     fn spiller(&self) -> Option<Spiller<'_, B>> {
         self.spill.as_ref().map(|s| Spiller {
             backend: self.backend,
@@ -114,15 +121,15 @@ impl<B: Backend> Prover<'_, B> {
     /// spilled to the host.
     fn extend(&self, ctx: &Ctx, t: usize, dev: &B::Matrix) -> Result<Committed<B>, BackendError> {
         let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
-        match self.spiller() {
+        match self.spiller_for(t) {
             None => Committed::extend(b, ctx, dev, o.log_blowup, shift, o.hash),
             Some(s) => Committed::extend_spilled(&s, ctx, &s.down(ctx, dev)?, o.log_blowup, shift, o.hash),
         }
     }
 
-    /// Commits a matrix on its evaluation domain, kept or spilled.
-    fn commit_rows(&self, ctx: &Ctx, m: B::Matrix) -> Result<Committed<B>, BackendError> {
-        match self.spiller() {
+    /// Commits table `t`'s matrix on its evaluation domain, kept or spilled.
+    fn commit_rows(&self, ctx: &Ctx, t: usize, m: B::Matrix) -> Result<Committed<B>, BackendError> {
+        match self.spiller_for(t) {
             None => Committed::rows(self.backend, ctx, m, self.options.hash),
             Some(s) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], self.options.hash),
         }
@@ -136,9 +143,10 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         ctx: &Ctx,
         domain: Coset,
+        spilled: bool,
         f: impl Fn(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
     ) -> Result<B::Matrix, BackendError> {
-        let Some(s) = self.spiller() else { return f(0, 0, domain) };
+        let Some(s) = self.spiller().filter(|_| spilled) else { return f(0, 0, domain) };
         let log_pieces = self.options.log_blowup;
         let g = domain.generator();
         let mut outs = Vec::with_capacity(1 << log_pieces);
@@ -159,7 +167,7 @@ impl<B: Backend> Prover<'_, B> {
             let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
                 // Kept, the host trace goes once uploaded; spilled, it stays
                 // on the host and the LDE is made from it in column blocks.
-                match self.spiller() {
+                match self.spiller_for(t) {
                     None => {
                         let dev = b.upload(ctx, &host)?;
                         drop(host);
@@ -175,7 +183,7 @@ impl<B: Backend> Prover<'_, B> {
             let fixed = match self.tables[t].fixed_trace() {
                 Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
                     let dev = b.upload(ctx, f)?;
-                    let lde = match self.spiller() {
+                    let lde = match self.spiller_for(t) {
                         None => Held::Kept(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?),
                         Some(s) => Held::Spilled(s.extend(ctx, f, o.log_blowup, shape.shift)?),
                     };
@@ -260,7 +268,7 @@ impl<B: Backend> Prover<'_, B> {
             drop(fixed);
             self.clock.time("quotient commit", &shape.name, || {
                 let parts = self.split(ctx, t, &q, &main.traces[t].main, aux.challenges.len())?;
-                Ok(self.commit_rows(ctx, parts)?)
+                Ok(self.commit_rows(ctx, t, parts)?)
             })
         })?;
         for p in &parts {
@@ -280,7 +288,7 @@ impl<B: Backend> Prover<'_, B> {
         alpha: Ext,
     ) -> Result<B::Matrix, BackendError> {
         let s = self.spiller();
-        self.by_pieces(ctx, self.lde_domain(t), |j, log_pieces, domain| {
+        self.by_pieces(ctx, self.lde_domain(t), self.residency.spills(t), |j, log_pieces, domain| {
             let main_p = main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?;
             let aux_p = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
             let fixed_p = fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
@@ -393,7 +401,8 @@ impl<B: Backend> Prover<'_, B> {
                 let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
                 let s = self.spiller();
                 let d = self.clock.time("deep", &label, || {
-                    self.by_pieces(&ctx, domain, |j, log_pieces, piece| {
+                    let spilled = group.iter().any(|&t| self.residency.spills(t));
+                    self.by_pieces(&ctx, domain, spilled, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.
                         let mut pieces = Vec::with_capacity(group.len());
                         for &t in &group {

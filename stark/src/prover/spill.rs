@@ -14,6 +14,7 @@
 //!   and their outputs interleave back into the whole domain.
 
 use backend_api::host::try_zeroed;
+use backend_api::memory::{self, DeviceSet, TableDims};
 use backend_api::{Backend, ColMatrix, Ctx, Result, Stage, F};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,22 +25,63 @@ pub enum Residency {
     /// Every LDE and tree on the backend until the queries (the fastest).
     #[default]
     Keep,
-    /// Every LDE in host memory; pieces of about `chunk_bytes` (column
-    /// blocks to extend, row blocks to commit) and one coset at a time (a
-    /// trace's size) go to the backend.
-    Spill { chunk_bytes: u64 },
+    /// The LDEs of `tables` in host memory; pieces of about `chunk_bytes`
+    /// (column blocks to extend, row blocks to commit) and one coset at a
+    /// time (a trace's size) go to the backend. The other tables keep
+    /// theirs.
+    Spill { chunk_bytes: u64, tables: Tables },
+}
+
+/// A set of tables by index (bit t: table t; at most 64 tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tables(pub u64);
+
+impl Tables {
+    pub const ALL: Tables = Tables(u64::MAX);
+
+    pub fn contains(self, t: usize) -> bool {
+        t < 64 && (self.0 >> t) & 1 == 1
+    }
 }
 
 impl Residency {
-    /// Keep when the device set fits `budget`, else spill. Spilled, the
-    /// largest thing on the device is one coset of every committed matrix
-    /// (as large as the traces, `trace_bytes`, for composition and DEEP);
-    /// pieces take half of what that leaves.
-    pub fn auto(device_set_bytes: u64, trace_bytes: u64, budget: u64) -> Residency {
-        if device_set_bytes <= budget {
+    /// Every table spilled, in pieces of `chunk_bytes`.
+    pub fn spill_all(chunk_bytes: u64) -> Residency {
+        Residency::Spill { chunk_bytes, tables: Tables::ALL }
+    }
+
+    /// Whether table `t` is spilled.
+    pub fn spills(&self, t: usize) -> bool {
+        matches!(self, Residency::Spill { tables, .. } if tables.contains(t))
+    }
+
+    /// The residency of a proof whose tables kept would need `set` (the
+    /// memory model's device set, [`crate::device_set`]): keep when it
+    /// fits `budget`, else spill the largest tables, one at a time, until
+    /// the kept tables' sets and the spilled tables' own (about a trace's
+    /// size each) fit; the spilled tables' pieces share half of what is
+    /// left.
+    pub fn auto(set: &DeviceSet, budget: u64) -> Residency {
+        let kept: Vec<u64> = set.tables.iter().map(memory::table_device_set).collect();
+        if kept.iter().sum::<u64>() <= budget {
             return Residency::Keep;
         }
-        Residency::Spill { chunk_bytes: (budget.saturating_sub(trace_bytes) / 2).max(1 << 20) }
+        let mut order: Vec<usize> = (0..set.tables.len().min(64)).collect();
+        order.sort_by_key(|&t| std::cmp::Reverse(kept[t]));
+        let mut tables = Tables(0);
+        for t in order {
+            tables.0 |= 1 << t;
+            if held(set, tables) <= budget {
+                break;
+            }
+        }
+        Residency::Spill { chunk_bytes: pieces(set, tables, budget), tables }
+    }
+
+    /// Every table spilled, with pieces sized for `budget` as
+    /// [`Residency::auto`] sizes them.
+    pub fn spill_all_within(set: &DeviceSet, budget: u64) -> Residency {
+        Residency::Spill { chunk_bytes: pieces(set, Tables::ALL, budget), tables: Tables::ALL }
     }
 
     pub fn name(&self) -> &'static str {
@@ -48,6 +90,22 @@ impl Residency {
             Residency::Spill { .. } => "spill",
         }
     }
+}
+
+/// The device bytes of `set` with `tables` spilled in pieces of nothing.
+fn held(set: &DeviceSet, tables: Tables) -> u64 {
+    let dims = |(t, d): (usize, &TableDims)| {
+        let piece = tables.contains(t).then_some(0);
+        memory::table_device_set(&TableDims { spill_piece: piece, ..*d })
+    };
+    set.tables.iter().enumerate().map(dims).sum()
+}
+
+/// Piece bytes for the spilled `tables`: half of what `budget` leaves over
+/// what they hold, shared between them (the tables of a round run at once).
+fn pieces(set: &DeviceSet, tables: Tables, budget: u64) -> u64 {
+    let spilled = (0..set.tables.len()).filter(|&t| tables.contains(t)).count().max(1) as u64;
+    (budget.saturating_sub(held(set, tables)) / 2 / spilled).max(1 << 20)
 }
 
 /// A spilling proof's piece size, the bytes it has moved and where its
@@ -256,11 +314,27 @@ mod tests {
     }
 
     #[test]
-    fn auto_keeps_what_fits_and_spills_what_does_not() {
-        assert_eq!(Residency::auto(10 << 30, 1 << 30, 24 << 30), Residency::Keep);
-        match Residency::auto(50 << 30, 7 << 30, 24 << 30) {
-            Residency::Spill { chunk_bytes } => assert_eq!(chunk_bytes, 17 << 29),
-            Residency::Keep => panic!("a 50 GiB set does not fit 24 GiB"),
-        }
+    fn auto_keeps_what_fits_and_spills_the_largest_tables_first() {
+        let table =
+            |log_n, main_width| TableDims { log_n, log_blowup: 2, main_width, parts: 1, ..TableDims::default() };
+        // The seeds' table beside a small one: kept, about 45 GiB.
+        let set = DeviceSet { tables: vec![table(12, 8), table(21, 449)] };
+        assert_eq!(Residency::auto(&set, 64 << 30), Residency::Keep);
+        let r = Residency::auto(&set, 24 << 30);
+        assert!(r.spills(1) && !r.spills(0), "{r:?}");
+        let Residency::Spill { chunk_bytes, .. } = r else { unreachable!() };
+        assert!(chunk_bytes > 1 << 30 && chunk_bytes < 8 << 30, "{chunk_bytes}");
+        // Spilled as chosen, the set fits the budget.
+        let spilled: u64 = set
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(t, d)| {
+                memory::table_device_set(&TableDims { spill_piece: r.spills(t).then_some(chunk_bytes), ..*d })
+            })
+            .sum();
+        assert!(spilled <= 24 << 30, "{spilled}");
+        let all = Residency::spill_all_within(&set, 24 << 30);
+        assert!(all.spills(0) && all.spills(1) && !Residency::Keep.spills(0));
     }
 }
