@@ -1,12 +1,16 @@
 //! The prover: every heavy stage runs on the backend `B`; the host keeps
 //! only what the transcript and the proof need. [`prove`] reads as the
-//! protocol's rounds ([`rounds`]); each committed matrix is owned by the
-//! commitment layer ([`commit`]).
+//! protocol's rounds ([`rounds`], then [`fri`] for folding and the
+//! queries); a round's per-table work runs through [`tables`]; each
+//! committed matrix is owned by the commitment layer ([`commit`]), kept on
+//! the backend or spilled to the host ([`spill`]).
 
 mod commit;
+mod fri;
 mod lanes;
 mod rounds;
 mod spill;
+mod tables;
 
 pub use commit::Committed;
 pub use spill::{Residency, SpillTimes, Tables};

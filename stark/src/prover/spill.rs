@@ -204,7 +204,7 @@ impl<B: Backend> Spiller<'_, B> {
     pub fn block_rows(&self, height: usize, width: usize) -> usize {
         let fit = (self.chunk_bytes / (8 * width.max(1) as u64)).max(1) as usize;
         let fit = 1usize << (usize::BITS - 1 - fit.leading_zeros());
-        fit.min((height / 256).max(1024)).min(height)
+        fit.min((height / 256).max(1024)).min(height).max(1)
     }
 }
 

@@ -1,0 +1,155 @@
+//! How a round's per-table work runs: every table at once on its lane,
+//! each kept on the backend or spilled to the host ([`super::spill`]),
+//! and the stages that read a whole LDE piece by piece when it is spilled.
+
+use super::commit::{Committed, Held, Piece};
+use super::rounds::{AuxRound, MainRound, Prover};
+use super::spill::{self, Spiller};
+use super::{Conduct, ProveError};
+use backend_api::{Backend, BackendError, ComposeInputs, Coset, Ctx, Ext};
+use rayon::prelude::*;
+
+impl<B: Backend> Prover<'_, B> {
+    /// Runs `f` for every table, all at once (heaviest first, each on its
+    /// lane), and returns the results in table order (the first error in
+    /// table order, if any).
+    pub(super) fn per_table<T: Send>(
+        &self,
+        f: impl Fn(usize, &Ctx) -> Result<T, ProveError> + Sync,
+    ) -> Result<Vec<T>, ProveError> {
+        self.per_table_taking((0..self.shapes.len()).map(|_| ()).collect(), |t, ctx, ()| f(t, ctx))
+    }
+
+    /// [`Self::per_table`], handing each table its item of `items`.
+    pub(super) fn per_table_taking<I: Send, T: Send>(
+        &self,
+        items: Vec<I>,
+        f: impl Fn(usize, &Ctx, I) -> Result<T, ProveError> + Sync,
+    ) -> Result<Vec<T>, ProveError> {
+        let mut items: Vec<Option<I>> = items.into_iter().map(Some).collect();
+        let ordered: Vec<(usize, I)> =
+            self.order.iter().map(|&t| (t, items[t].take().expect("one item per table"))).collect();
+        let mut results: Vec<(usize, Result<T, ProveError>)> = ordered
+            .into_par_iter()
+            .map(|(t, item)| (t, f(t, &Ctx::on(&self.shapes[t].name, self.lanes.tables[t]), item)))
+            .collect();
+        results.sort_by_key(|(t, _)| *t);
+        results.into_iter().map(|(_, r)| r).collect()
+    }
+
+    pub(super) fn lde_domain(&self, t: usize) -> Coset {
+        Coset::new(self.shapes[t].log_lde, self.shapes[t].shift)
+    }
+
+    /// Table `t`'s spiller, when it is spilled.
+    pub(super) fn spiller_for(&self, t: usize) -> Option<Spiller<'_, B>> {
+        self.spiller().filter(|_| self.residency.spills(t))
+    }
+
+    pub(super) fn spiller(&self) -> Option<Spiller<'_, B>> {
+        self.spill.as_ref().map(|s| Spiller {
+            backend: self.backend,
+            chunk_bytes: s.chunk_bytes,
+            moved: &s.moved,
+            clock: &s.clock,
+        })
+    }
+
+    /// Extends and commits a trace made on the backend: kept there, or
+    /// spilled to the host.
+    pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: &B::Matrix) -> Result<Committed<B>, BackendError> {
+        let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
+        match self.spiller_for(t) {
+            None => Committed::extend(b, ctx, dev, o.log_blowup, shift, o.hash),
+            Some(s) => Committed::extend_spilled(&s, ctx, &s.down(ctx, dev)?, o.log_blowup, shift, o.hash),
+        }
+    }
+
+    /// Commits table `t`'s matrix on its evaluation domain, kept or spilled.
+    pub(super) fn commit_rows(&self, ctx: &Ctx, t: usize, m: B::Matrix) -> Result<Committed<B>, BackendError> {
+        match self.spiller_for(t) {
+            None => Committed::rows(self.backend, ctx, m, self.options.hash),
+            Some(s) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], self.options.hash),
+        }
+    }
+
+    /// Runs `f` on each piece of `domain` and returns its outputs as one
+    /// matrix on `domain`. Kept, the piece is the whole domain; spilled,
+    /// piece j is coset j of the trace domain, s * g^j * <w_n> (rows j, j +
+    /// B, ... of the LDE), and the outputs interleave back.
+    pub(super) fn by_pieces(
+        &self,
+        ctx: &Ctx,
+        domain: Coset,
+        spilled: bool,
+        f: impl Fn(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
+    ) -> Result<B::Matrix, BackendError> {
+        let Some(s) = self.spiller().filter(|_| spilled) else { return f(0, 0, domain) };
+        let log_pieces = self.options.log_blowup;
+        let g = domain.generator();
+        let mut outs = Vec::with_capacity(1 << log_pieces);
+        for j in 0..1usize << log_pieces {
+            let piece = Coset::new(domain.log_size - log_pieces, domain.shift * g.pow(j as u64));
+            outs.push(s.down(ctx, &f(j, log_pieces, piece)?)?);
+        }
+        s.up(ctx, &s.host(|| spill::interleave(ctx, &outs))?)
+    }
+
+    /// Table `t`'s constraints composed over its LDE, piece by piece.
+    pub(super) fn compose(
+        &self,
+        ctx: &Ctx,
+        t: usize,
+        main: &MainRound<B>,
+        fixed: Option<&Held<B>>,
+        aux: &AuxRound<B>,
+        alpha: Ext,
+    ) -> Result<B::Matrix, BackendError> {
+        let s = self.spiller();
+        self.by_pieces(ctx, self.lde_domain(t), self.residency.spills(t), |j, log_pieces, domain| {
+            let main_p = main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?;
+            let aux_p = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
+            let fixed_p = fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
+            self.backend.compose(
+                ctx,
+                &ComposeInputs {
+                    constraints: self.tables[t].constraints(),
+                    fixed: fixed_p.as_ref().map(Piece::get),
+                    main: main_p.get(),
+                    aux: aux_p.as_ref().map(Piece::get),
+                    log_trace_height: self.shapes[t].log_n,
+                    domain,
+                    challenges: &aux.challenges,
+                    publics: self.publics,
+                    aux_values: &aux.values[t],
+                    alpha,
+                },
+            )
+        })
+    }
+
+    /// The quotient's parts. A composition that is not of low degree means
+    /// a trace that fails its constraints: the error names the first
+    /// failing constraint and row (a forger keeps the low-degree part).
+    pub(super) fn split(
+        &self,
+        ctx: &Ctx,
+        t: usize,
+        q: &B::Matrix,
+        trace: &Held<B>,
+        num_challenges: usize,
+    ) -> Result<B::Matrix, ProveError> {
+        let (b, shape, domain) = (self.backend, &self.shapes[t], self.lde_domain(t));
+        match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts) {
+            Err(BackendError::ConstraintsNotSatisfied { .. }) if self.conduct == Conduct::Forge => {
+                let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
+                Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts)?)
+            }
+            Err(e) => {
+                let trace = trace.piece(self.spiller().as_ref(), ctx, 0, 0)?;
+                Err(crate::debug::locate(e, b, self.tables[t], trace.get(), self.publics, num_challenges))
+            }
+            Ok(parts) => Ok(parts),
+        }
+    }
+}
