@@ -115,7 +115,7 @@ struct ProveArgs {
     /// Reed-Solomon blowup: 2, 4, 8 or 16
     #[arg(long, default_value_t = default_options().blowup())]
     blowup: u64,
-    /// Where the low-degree extensions live: keep them on the device, or spill them to host memory and stream them back in pieces (bigger than the device); auto spills when the proof's device set exceeds the device's budget (--vram-budget). Proof bytes are the same
+    /// Where the low-degree extensions live: keep them on the device, or spill them to host memory and stream them back in pieces (for proofs bigger than the device); auto spills the largest tables when the proof's device set exceeds the device's budget (--vram-budget). Proof bytes are the same
     #[arg(long, value_enum, default_value_t = ResidencyChoice::Auto)]
     residency: ResidencyChoice,
     /// FRI queries
@@ -645,10 +645,14 @@ impl Report<'_, '_> {
             stark::Residency::Spill { chunk_bytes, .. } => {
                 let spilled: Vec<&str> =
                     self.heights.iter().enumerate().filter(|(t, _)| r.spills(*t)).map(|(_, h)| h.0.as_str()).collect();
+                let which = if spilled.len() == self.heights.len() {
+                    "of every table spilled".to_string()
+                } else {
+                    format!("of {} spilled, the rest kept", spilled.join(", "))
+                };
                 let moved = gib(self.stats.spilled_bytes);
                 format!(
-                    "memory    LDEs of {} spilled, the rest kept (pieces of {:.2} GiB; {moved:.2} GiB moved between host and device)",
-                    spilled.join(", "),
+                    "memory    LDEs {which} (pieces of {:.2} GiB; {moved:.2} GiB moved between host and device)",
                     gib(chunk_bytes)
                 )
             }
