@@ -27,12 +27,12 @@ pub enum TraceError {
     HostAlloc { table: &'static str, bytes: u64 },
 }
 
-/// A zeroed column-major matrix's buffer (the CPU backend's allocation:
-/// fresh zero pages, transparent huge pages for large ones, so building
-/// and freeing a trace takes one page fault per 2 MiB, not per 4 KiB), or
-/// the typed error naming the table when the host cannot give it.
+/// A zeroed column-major matrix's buffer (`backend_api::host`: fresh zero
+/// pages, transparent huge pages for large ones, so building and freeing a
+/// trace takes one page fault per 2 MiB, not per 4 KiB), or the typed
+/// error naming the table when the host cannot give it.
 fn zeroed(table: &'static str, width: usize, height: usize) -> Result<Vec<F>, TraceError> {
-    backend_cpu::try_zeroed(width * height).map_err(|e| TraceError::HostAlloc { table, bytes: e.bytes })
+    backend_api::host::try_zeroed(width * height).map_err(|e| TraceError::HostAlloc { table, bytes: e.bytes })
 }
 
 /// Rows per block: a block's slices of the CPU table's 51 columns take

@@ -233,7 +233,7 @@ impl<B: Backend> Spilled<B> {
                 continue;
             }
             let block = spill::row_block(ctx, &self.lde, r0, r0 + self.block_rows)?;
-            moved.fetch_add(8 * (block.height() * block.width()) as u64, Ordering::Relaxed);
+            moved.fetch_add(spill::bytes(&block), Ordering::Relaxed);
             let block = backend.upload(ctx, &block)?;
             let local: Vec<usize> = here.iter().map(|&q| rows[q] - r0).collect();
             for (q, mut opening) in here.into_iter().zip(backend.open(ctx, &block, subtree, &local)?) {

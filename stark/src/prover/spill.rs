@@ -208,8 +208,9 @@ impl<B: Backend> Spiller<'_, B> {
     }
 }
 
-fn bytes(m: &ColMatrix) -> u64 {
-    8 * (m.height() * m.width()) as u64
+/// Bytes of a host piece (what moving it costs).
+pub(crate) fn bytes(m: &ColMatrix) -> u64 {
+    memory::matrix_bytes(m.height() as u64, m.width() as u64)
 }
 
 /// A host buffer for a piece (on huge pages: pieces are GiB-sized and
