@@ -16,7 +16,7 @@ use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What `probe` reports about one device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,6 +130,19 @@ pub(crate) struct Device {
     /// the pool for, beside its own high-water mark).
     live: AtomicU64,
     peak_live: AtomicU64,
+    pub(crate) opened: OpenTimes,
+}
+
+/// Where opening a device went (`CudaBackend::open_times`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenTimes {
+    /// Loading the libraries, the primary context, and cuInit unless an
+    /// earlier call (`probe`) made it.
+    pub context: Duration,
+    /// The static kernels, from the disk cache or compiled.
+    pub kernels: Duration,
+    /// All of it, streams, pool and pinned root slots included.
+    pub total: Duration,
 }
 
 impl Device {
@@ -138,8 +151,23 @@ impl Device {
     /// disk cache) its kernels, the interpreter's only when the
     /// configuration selects it.
     pub(crate) fn new(ordinal: usize, config: &CudaConfig) -> Result<Arc<Device>, BackendError> {
-        check_libraries()?;
-        let ctx = CudaContext::new(ordinal).map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
+        let t0 = Instant::now();
+        // SAFETY: only tries to open the library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(BackendError::Unavailable("the CUDA driver library (libcuda) was not found".into()));
+        }
+        // libnvrtc loads (5-150 ms) while the driver initialises (cuInit
+        // and the primary context, ~0.2 s): neither waits for the other.
+        let (nvrtc, ctx) = std::thread::scope(|s| {
+            let nvrtc = s.spawn(nvrtc::nvrtc_present);
+            let ctx = CudaContext::new(ordinal);
+            (nvrtc.join().unwrap_or(false), ctx)
+        });
+        if !nvrtc {
+            return Err(BackendError::Unavailable("the NVRTC library (libnvrtc) was not found".into()));
+        }
+        let ctx = ctx.map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
+        let context = t0.elapsed();
         let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;
         let streams = (0..config.streams.clamp(1, 64))
             .map(|_| ctx.new_stream())
@@ -148,9 +176,12 @@ impl Device {
         let (pool, own_pool) = open_pool(&ctx, ordinal, config.pool_limit_bytes)?;
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
         let gate = Gate::new(Gate::default_budget(config.memory_budget_bytes, free_now));
+        let t1 = Instant::now();
         let functions = load_kernels(&ctx, &info, config.compose == ComposeKernel::Interpreted)?;
+        let kernels = t1.elapsed();
         let ntt_tile_log = tile_log(&functions, config.ntt.tile_log);
         let roots = RootSlots::new(&ctx).map_err(|e| unavailable("pinned root slots", e))?;
+        let opened = OpenTimes { context, kernels, total: t0.elapsed() };
         Ok(Arc::new(Device {
             ctx,
             pool: Pool(pool),
@@ -173,6 +204,7 @@ impl Device {
             next_buffer: AtomicU64::new(1),
             live: AtomicU64::new(0),
             peak_live: AtomicU64::new(0),
+            opened,
         }))
     }
 

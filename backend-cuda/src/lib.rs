@@ -45,7 +45,7 @@ mod transform;
 pub use backend_api::fault::FaultInjector;
 pub use backend_api::gate::{GateStats, SAFETY_MARGIN_BYTES};
 pub use config::{ComposeKernel, ConfigError, CudaConfig, NttTuning};
-pub use device::{check_libraries, probe, DeviceInfo};
+pub use device::{check_libraries, probe, DeviceInfo, OpenTimes};
 pub use select::{open_devices, DeviceSpec, SelectError};
 
 /// The composition kernel's CUDA source for a constraint system (what
@@ -185,6 +185,11 @@ impl CudaBackend {
 
     pub fn device(&self) -> &DeviceInfo {
         &self.dev.info
+    }
+
+    /// Where opening the device went.
+    pub fn open_times(&self) -> OpenTimes {
+        self.dev.opened
     }
 
     /// The decline sites of this backend (armed by tests under the

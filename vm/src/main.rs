@@ -420,7 +420,10 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
 /// itself reads no environment).
 fn gpu_settings(a: &ProveArgs) -> CliResult<startup::GpuSettings> {
     #[cfg(feature = "cuda")]
-    return Ok(startup::GpuSettings { cuda: Some((share::cuda_config(&a.share)?, share::device_spec(&a.share)?)) });
+    return Ok(startup::GpuSettings {
+        cuda: Some((share::cuda_config(&a.share)?, share::device_spec(&a.share)?)),
+        options: proof_options(a)?,
+    });
     #[cfg(not(feature = "cuda"))]
     {
         let _ = a;
@@ -709,7 +712,9 @@ impl Report<'_, '_> {
             "unaccounted_ms": ms(&run.spans.unaccounted()),
             "prover_rounds_ms": rounds,
             "prover_stages_ms": stages,
-            "device_start_ms": run.device.map(|d| json!({"open": ms(&d.open), "prepare": ms(&d.prepare), "warm_up": ms(&d.warm_up)})),
+            "device_start_ms": run.device.map(|d| json!({"open": ms(&d.open), "context": ms(&d.context),
+                "kernels": ms(&d.kernels), "prepare": ms(&d.prepare), "warm_up": ms(&d.warm_up),
+                "rehearsal": ms(&d.rehearsal)})),
             "proof_file": run.a.out.display().to_string(),
             "proof_bytes": self.proof_bytes,
             "verified": true,
@@ -765,10 +770,13 @@ impl Report<'_, '_> {
     fn details(&self) {
         if let Some(d) = &self.run.device {
             say!(
-                "device    opened {:.2?}, kernels {:.2?}, staging {:.2?} (on its own thread, behind execution and tracing)",
+                "device    opened {:.2?} (driver and context {:.2?}, static kernels {:.2?}), generated kernels {:.2?}, staging {:.2?}, rehearsal {:.2?} (on its own thread, behind execution and tracing)",
                 d.open,
+                d.context,
+                d.kernels,
                 d.prepare,
-                d.warm_up
+                d.warm_up,
+                d.rehearsal
             );
         }
         for t in &self.stats.timings {

@@ -2,7 +2,8 @@
 //!
 //! With a GPU backend in the build, the device is opened (for CUDA also
 //! the statement's generated kernels compiled or read from the kernel
-//! cache, and the pinned staging taken) on another thread: for `--backend
+//! cache, the pinned staging taken, and a small rehearsal prove run) on
+//! another thread: for `--backend
 //! cuda` or `wgpu` started before execution, so start-up hides behind
 //! execution and trace generation; for `--backend auto` once the run's
 //! size is known, and only for runs of at least [`AUTO_GPU_MIN_CYCLES`]
@@ -51,6 +52,9 @@ pub enum Chosen {
 pub struct GpuSettings {
     #[cfg(feature = "cuda")]
     pub cuda: Option<(backend_cuda::CudaConfig, backend_cuda::DeviceSpec)>,
+    /// The statement's options, for the rehearsal prove.
+    #[cfg(feature = "cuda")]
+    pub options: stark::ProofOptions,
 }
 
 /// Where the device's start-up time went, on its own thread.
@@ -58,10 +62,16 @@ pub struct GpuSettings {
 pub struct DeviceStart {
     /// Opening the device: driver, context, stream, pool, static kernels.
     pub open: Duration,
+    /// Of `open`: the driver's libraries, cuInit and the primary context.
+    pub context: Duration,
+    /// Of `open`: the static kernels.
+    pub kernels: Duration,
     /// Compiling (or loading) the statement's generated kernels.
     pub prepare: Duration,
     /// Pinned staging buffers.
     pub warm_up: Duration,
+    /// A small prove that takes the driver's first-use costs (CUDA).
+    pub rehearsal: Duration,
 }
 
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
@@ -202,16 +212,46 @@ fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, Dev
         }
         None => (backend_cuda::CudaConfig::default(), 0),
     };
+    let probed = t0.elapsed();
     let b = backend_cuda::CudaBackend::with_config(ordinal, config).map_err(|e| e.to_string())?;
-    let open = t0.elapsed();
+    let opened = b.open_times();
+    let mut start = DeviceStart {
+        open: t0.elapsed(),
+        context: probed + opened.context,
+        kernels: opened.kernels,
+        ..DeviceStart::default()
+    };
     let t1 = Instant::now();
     let tables = stark::Machine::tables(machine);
     let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
     b.prepare(&kernels).map_err(|e| e.to_string())?;
-    let prepare = t1.elapsed();
+    start.prepare = t1.elapsed();
     let t2 = Instant::now();
     b.warm_up(0).map_err(|e| e.to_string())?;
-    Ok((Chosen::Cuda(b), DeviceStart { open, prepare, warm_up: t2.elapsed() }))
+    start.warm_up = t2.elapsed();
+    let t3 = Instant::now();
+    if let Err(e) = rehearse(&b, &settings.options) {
+        eprintln!("kiln: the device's rehearsal prove failed ({e}); proving goes on");
+    }
+    start.rehearsal = t3.elapsed();
+    Ok((Chosen::Cuda(b), start))
+}
+
+/// Proves a small run of the embedded default program with the
+/// statement's options and drops the proof. A process's first use of the
+/// kernels and transfer paths costs the driver more than later uses: on
+/// the H200 the 2^20-cycle program's first prove took about 170 ms after
+/// start-up and about 95 ms after a 15 ms rehearsal (docs/gpu/RESULTS.md,
+/// section 11). The VM's kernels depend on its AIR, not on the program,
+/// so the rehearsal runs the statement's kernels.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn rehearse<B: backend_api::Backend>(b: &B, options: &stark::ProofOptions) -> Result<(), String> {
+    let program = vm::assemble(vm::examples::DEFAULT).map_err(|e| e.to_string())?;
+    let record = vm::ExecOptions { record: true, ..Default::default() };
+    let ex = vm::execute(&program, &[F::new(10)], &record).map_err(|e| e.to_string())?;
+    let machine = vm::VmMachine::new(&program, &ex.inputs, &ex.outputs);
+    let traces = vm::trace::generate(&program, &ex).map_err(|e| e.to_string())?;
+    stark::prove(b, &machine, traces, machine.publics(), options).map(drop).map_err(|e| e.to_string())
 }
 
 /// The default wgpu adapter, or for `auto` the first on a real GPU.
@@ -227,4 +267,22 @@ fn open_wgpu(gpu_only: bool) -> Result<(Chosen, DeviceStart), String> {
     };
     let b = b.map_err(|e| e.to_string())?;
     Ok((Chosen::Wgpu(b), DeviceStart { open: t0.elapsed(), ..Default::default() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rehearsal proves under every hash and blowup a statement may
+    /// ask for (a failure only prints a warning in the CLI, so it is
+    /// pinned here on the CPU backend).
+    #[test]
+    fn the_rehearsal_proves_under_the_statements_options() {
+        for hash in backend_api::HashKind::ALL {
+            for log_blowup in [1, 4] {
+                let options = stark::ProofOptions { hash, log_blowup, ..stark::ProofOptions::default() };
+                rehearse(&backend_cpu::CpuBackend::new(), &options).unwrap();
+            }
+        }
+    }
 }
