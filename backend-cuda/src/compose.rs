@@ -1,18 +1,21 @@
 //! Constraint composition: CUDA source generated from the constraint IR,
 //! and the instruction list of the interpreter kernel.
 //!
-//! Each AIR's `ConstraintSystem` becomes one straight-line kernel (one
+//! Each AIR's `ConstraintSystem` becomes a few straight-line kernels, each
+//! for a run of its constraints of at most about [`PART_NODES`] nodes (one
 //! thread per LDE row; every DAG node a register value, base-field nodes
-//! with base arithmetic), compiled by NVRTC once and cached on disk by its
-//! source hash. Nodes that read no column (challenge powers, `z - tag`) are
-//! computed once on the host and read from the constant buffer.
+//! with base arithmetic), compiled by NVRTC in parallel and cached on disk
+//! by source hash, and run in order. Nodes that read no column (challenge
+//! powers, `z - tag`) are computed once on the host and read from the
+//! constant buffer.
 //!
 //! Generated is the default, chosen by measurement: on the H200 it beat
-//! the interpreter on every AIR measured, by 1.14x to 2.1x (the VM's
+//! the interpreter on every AIR measured, by 1.1x to 2.9x (the VM's
 //! tables, the stark examples; `benches/examples/compose_kernels.rs`, log
 //! in docs/gpu). The interpreter pays a per-node dispatch, a value array
-//! in local memory and its operand loads; the generated kernel pays one
-//! NVRTC compilation per AIR and machine (17-57 ms cold, then cached).
+//! in local memory and its operand loads; the generated kernels pay one
+//! NVRTC compilation per AIR and machine (cold, the slowest part: under a
+//! second on the H200 for the VM's CPU table; then the disk cache).
 
 use backend_api::analysis::{column_free_values, operands, Analysis};
 use backend_api::ir::{ConstraintDomain, ConstraintSystem, Leaf, Node};
@@ -73,9 +76,26 @@ pub(crate) fn hoisted_values(
     cl.hoisted.iter().zip(vals).filter_map(|(o, v)| Some(((*o)?, v?))).collect()
 }
 
-/// The kernel source (field header included).
-pub(crate) fn generate(cs: &ConstraintSystem) -> String {
+/// Most nodes one composition kernel computes per row. ptxas's time grows
+/// faster than a kernel's length: on the H200 the VM's CPU table (431
+/// nodes) took 3.7-5.1 s to compile as one kernel, its range table (24)
+/// 0.37 s. So a system is split into parts of about this many nodes, each
+/// a kernel of its own, compiled in parallel and run one after another.
+const PART_NODES: usize = 96;
+
+/// The composition kernels' sources (field header included), one per part
+/// of the constraints ([`parts`]). The first part stores its quotient
+/// values, every later one adds its own to them: field addition is exact,
+/// so the sum is the same element whatever the split.
+pub(crate) fn generate(cs: &ConstraintSystem) -> Vec<String> {
     let cl = const_layout(cs, true);
+    let a = Analysis::new(cs);
+    parts(cs, &a, &cl).iter().enumerate().map(|(p, ks)| generate_part(cs, &a, &cl, ks, p == 0)).collect()
+}
+
+/// One kernel: the nodes the constraints `ks` need, their sums per domain,
+/// and the quotient they contribute, stored (`first`) or added.
+fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[usize], first: bool) -> String {
     let mut s = String::from(kernels_cuda::FIELD_H);
     s.push_str(
         "\nextern \"C\" __global__ void kiln_compose(const u64* __restrict__ mainm, const u64* __restrict__ auxm,\n\
@@ -93,10 +113,14 @@ pub(crate) fn generate(cs: &ConstraintSystem) -> String {
     // H200 the VM's CPU table composed in 8.7 ms instead of 12.9 ms (the
     // 64-column cubic AIR in 6.5 ms instead of 5.5 ms).
     let mut roots: Vec<Vec<usize>> = vec![Vec::new(); cs.nodes.len()];
-    for (k, c) in cs.constraints.iter().enumerate() {
-        roots[c.node as usize].push(k);
+    for &k in ks {
+        roots[cs.constraints[k].node as usize].push(k);
     }
-    emit_nodes(&mut s, cs, &cl, &mut |s, node| {
+    let mut live = vec![false; cs.nodes.len()];
+    for &k in ks {
+        mark_cone(cs, a, cl, cs.constraints[k].node as usize, &mut live);
+    }
+    emit_nodes(&mut s, cs, a, cl, &live, &mut |s, node| {
         for &k in &roots[node] {
             let c = &cs.constraints[k];
             let name = GROUPS.iter().find(|g| g.0 == c.domain).map(|g| g.1).expect("all domains listed");
@@ -109,8 +133,50 @@ pub(crate) fn generate(cs: &ConstraintSystem) -> String {
             );
         }
     });
-    emit_quotient(&mut s, cs);
+    let domains: Vec<ConstraintDomain> = ks.iter().map(|&k| cs.constraints[k].domain).collect();
+    emit_quotient(&mut s, &domains, first);
     s
+}
+
+/// The constraints in consecutive runs (neighbours tend to share nodes),
+/// each run growing until its nodes would pass [`PART_NODES`]; a system
+/// without constraints is one empty part (its kernel stores zeros).
+fn parts(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout) -> Vec<Vec<usize>> {
+    let mut parts = vec![];
+    let (mut run, mut live, mut nodes) = (Vec::new(), vec![false; cs.nodes.len()], 0);
+    for (k, c) in cs.constraints.iter().enumerate() {
+        let mut grown = live.clone();
+        let added = mark_cone(cs, a, cl, c.node as usize, &mut grown);
+        if !run.is_empty() && nodes + added > PART_NODES {
+            parts.push(std::mem::take(&mut run));
+            grown = vec![false; cs.nodes.len()];
+            nodes = mark_cone(cs, a, cl, c.node as usize, &mut grown);
+        } else {
+            nodes += added;
+        }
+        run.push(k);
+        live = grown;
+    }
+    parts.push(run);
+    parts
+}
+
+/// Marks live the nodes `root` needs per row that are not live yet (a
+/// node with a constant-buffer slot needs nothing below it); returns how
+/// many it marked.
+fn mark_cone(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, root: usize, live: &mut [bool]) -> usize {
+    let (mut stack, mut added) = (vec![root], 0);
+    while let Some(i) = stack.pop() {
+        if live[i] {
+            continue;
+        }
+        live[i] = true;
+        added += 1;
+        if !(a.hoisted[i] && cl.hoisted[i].is_some()) {
+            stack.extend(operands(&cs.nodes[i]));
+        }
+    }
+    added
 }
 
 /// The constraint domains and the names of their sums in the kernel.
@@ -121,24 +187,19 @@ const GROUPS: [(ConstraintDomain, &str); 4] = [
     (ConstraintDomain::LastRow, "g_last"),
 ];
 
-/// Every node some constraint depends on, as a register value `v{node}`
-/// (base-field nodes with base arithmetic). Trace leaves read row
-/// `(i + offset * B) & mask` of `mainm`, `fixm` or `auxm` (columns of `N`);
-/// challenges, auxiliary values and publics come from `cst`.
-fn emit_nodes(s: &mut String, cs: &ConstraintSystem, cl: &ConstLayout, after: &mut dyn FnMut(&mut String, usize)) {
-    let a = Analysis::new(cs);
+/// Every `live` node, as a register value `v{node}` (base-field nodes with
+/// base arithmetic). Trace leaves read row `(i + offset * B) & mask` of
+/// `mainm`, `fixm` or `auxm` (columns of `N`); challenges, auxiliary
+/// values and publics come from `cst`.
+fn emit_nodes(
+    s: &mut String,
+    cs: &ConstraintSystem,
+    a: &Analysis,
+    cl: &ConstLayout,
+    live: &[bool],
+    after: &mut dyn FnMut(&mut String, usize),
+) {
     let is_base = &a.is_base;
-    // Only nodes some constraint depends on. Liveness stops at hoisted
-    // nodes; where a layout hoists nothing (LogUp), their operands are
-    // emitted too.
-    let mut live = a.live.clone();
-    for i in (0..cs.nodes.len()).rev() {
-        if live[i] && a.hoisted[i] && cl.hoisted[i].is_none() {
-            for x in operands(&cs.nodes[i]) {
-                live[x] = true;
-            }
-        }
-    }
     for (idx, node) in cs.nodes.iter().enumerate() {
         if !live[idx] {
             continue;
@@ -185,11 +246,11 @@ fn emit_nodes(s: &mut String, cs: &ConstraintSystem, cl: &ConstLayout, after: &m
 }
 
 /// Divides each domain's sum by its vanishing polynomial at x and stores
-/// the quotient at row i.
-fn emit_quotient(s: &mut String, cs: &ConstraintSystem) {
-    let has = |d: ConstraintDomain| cs.constraints.iter().any(|c| c.domain == d);
+/// the quotient at row i (`first`), or adds it to what is there.
+fn emit_quotient(s: &mut String, domains: &[ConstraintDomain], first: bool) {
+    let has = |d: ConstraintDomain| domains.contains(&d);
     s.push_str(" ext3 q = e_zero();\n");
-    let (all, tr, first, last) = (
+    let (all, tr, first_row, last_row) = (
         has(ConstraintDomain::AllRows),
         has(ConstraintDomain::Transition),
         has(ConstraintDomain::FirstRow),
@@ -205,19 +266,23 @@ fn emit_quotient(s: &mut String, cs: &ConstraintSystem) {
     if tr {
         s.push_str(" q = e_add(q, e_mul_base(g_tr, f_mul(f_sub(x, g_inv), za)));\n");
     }
-    if first && last {
+    if first_row && last_row {
         s.push_str(
             " const u64 d1 = f_sub(x, 1ull);\n const u64 d2 = f_sub(x, g_inv);\n\
              const u64 dinv = f_inv(f_mul(d1, d2));\n\
              q = e_add(q, e_mul_base(g_first, f_mul(dinv, d2)));\n\
              q = e_add(q, e_mul_base(g_last, f_mul(dinv, d1)));\n",
         );
-    } else if first {
+    } else if first_row {
         s.push_str(" q = e_add(q, e_mul_base(g_first, f_inv(f_sub(x, 1ull))));\n");
-    } else if last {
+    } else if last_row {
         s.push_str(" q = e_add(q, e_mul_base(g_last, f_inv(f_sub(x, g_inv))));\n");
     }
-    s.push_str(" e_store(out, N, i, q);\n}\n");
+    if first {
+        s.push_str(" e_store(out, N, i, q);\n}\n");
+    } else {
+        s.push_str(" e_store(out, N, i, e_add(e_load(out, N, i), q));\n}\n");
+    }
 }
 
 pub(crate) const LOGUP_KERNEL: &str = "kiln_logup";
@@ -243,7 +308,12 @@ pub(crate) fn generate_logup(logup: &LogUp) -> String {
          const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
          const u64 B = 1ull;\n",
     );
-    emit_nodes(&mut s, cs, &cl, &mut |_, _| {});
+    let a = Analysis::new(cs);
+    let mut live = vec![false; cs.nodes.len()];
+    for c in &cs.constraints {
+        mark_cone(cs, &a, &cl, c.node as usize, &mut live);
+    }
+    emit_nodes(&mut s, cs, &a, &cl, &live, &mut |_, _| {});
     let alphas = logup_alpha_offset(logup);
     s.push_str(" ext3 term = e_zero();\n");
     for j in 0..logup.interactions() {
@@ -467,5 +537,45 @@ mod tests {
         assert_eq!(got, want);
         // Far fewer slots than nodes: values are dropped after their last use.
         assert!(cs.nodes.len() > 2 * kernels_cuda::INTERP_SLOTS);
+    }
+
+    #[test]
+    fn a_large_system_splits_into_bounded_parts_covering_every_constraint_once() {
+        use stark::Air;
+        let cubic = stark::examples::Cubic::new(64);
+        let cs = cubic.constraints();
+        let (cl, a) = (const_layout(cs, true), Analysis::new(cs));
+        let split = parts(cs, &a, &cl);
+        assert!(split.len() > 2, "{} nodes in {} part(s)", cs.nodes.len(), split.len());
+        let order: Vec<usize> = split.concat();
+        assert_eq!(order, (0..cs.constraints.len()).collect::<Vec<_>>());
+        for ks in &split {
+            let mut live = vec![false; cs.nodes.len()];
+            let nodes: usize =
+                ks.iter().map(|&k| mark_cone(cs, &a, &cl, cs.constraints[k].node as usize, &mut live)).sum();
+            assert!(nodes <= PART_NODES || ks.len() == 1, "a part of {} constraints needs {nodes} nodes", ks.len());
+        }
+        // Only the first kernel stores; the others add to what it stored.
+        let sources = generate(cs);
+        assert_eq!(sources.len(), split.len());
+        let store = " e_store(out, N, i, q);";
+        let add = " e_store(out, N, i, e_add(e_load(out, N, i), q));";
+        assert!(sources[0].contains(store) && !sources[0].contains(add));
+        assert!(sources[1..].iter().all(|s| s.contains(add) && !s.contains(store)));
+    }
+
+    #[test]
+    fn a_small_system_is_one_kernel_with_every_constraint() {
+        let layout = Layout { main_width: 2, num_challenges: 1, num_public: 1, ..Layout::default() };
+        let mut b = ConstraintBuilder::new(layout);
+        b.when_transition(Expr::main(1, 1) - Expr::main(0, 0) * Expr::challenge(0));
+        b.when_first_row(Expr::main(0, 0) - Expr::public(0));
+        let cs = b.build().unwrap();
+        let sources = generate(&cs);
+        assert_eq!(sources.len(), 1);
+        let cl = const_layout(&cs, true);
+        for k in 0..cs.constraints.len() {
+            assert!(sources[0].contains(&format!("cst[{}]", cl.alphas + 3 * k)), "constraint {k} is not summed");
+        }
     }
 }

@@ -504,7 +504,7 @@ fn tile_log(functions: &HashMap<&'static str, CudaFunction>, wanted: u32) -> u32
 /// Compiles each `(name, source)` for `target` on its own thread (NVRTC is
 /// thread-safe across programs): a cold start pays for the slowest
 /// module, not the sum. Results in the order given.
-fn compile_parallel(sources: &[(&str, String)], target: Target) -> Vec<Result<Vec<u8>, String>> {
+pub(crate) fn compile_parallel(sources: &[(&str, String)], target: Target) -> Vec<Result<Vec<u8>, String>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = sources
             .iter()

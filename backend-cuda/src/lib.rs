@@ -48,10 +48,28 @@ pub use config::{ComposeKernel, ConfigError, CudaConfig, NttTuning};
 pub use device::{check_libraries, probe, DeviceInfo, OpenTimes};
 pub use select::{open_devices, DeviceSpec, SelectError};
 
-/// The composition kernel's CUDA source for a constraint system (what
-/// `compose` compiles; exposed so CI can compile it without a GPU).
-pub fn compose_source(cs: &backend_api::ConstraintSystem) -> String {
+/// The composition kernels' CUDA sources for a constraint system, one per
+/// part of its constraints (what `compose` compiles and runs in order;
+/// exposed so CI can compile them without a GPU).
+pub fn compose_sources(cs: &backend_api::ConstraintSystem) -> Vec<String> {
     compose::generate(cs)
+}
+
+/// The kernels generated for these tables: (module name, source, kernel).
+fn generated_kernels(
+    tables: &[(&backend_api::ConstraintSystem, Option<&backend_api::LogUp>)],
+    compose: ComposeKernel,
+) -> Vec<(&'static str, String, &'static str)> {
+    let mut kernels = vec![];
+    for (cs, logup) in tables {
+        if compose == ComposeKernel::Generated {
+            kernels.extend(compose::generate(cs).into_iter().map(|src| ("compose", src, compose::KERNEL)));
+        }
+        if let Some(l) = logup {
+            kernels.push(("logup-generated", compose::generate_logup(l), compose::LOGUP_KERNEL));
+        }
+    }
+    kernels
 }
 
 /// The generated LogUp kernel's CUDA source for a table's interactions.
@@ -164,16 +182,23 @@ impl CudaBackend {
     /// the same kernels. Optional: a kernel not prepared is compiled at
     /// its first use.
     pub fn prepare(&self, tables: &[(&backend_api::ConstraintSystem, Option<&backend_api::LogUp>)]) -> Result<()> {
-        let mut kernels = vec![];
-        for (cs, logup) in tables {
-            if self.compose == ComposeKernel::Generated {
-                kernels.push(("compose", compose::generate(cs), compose::KERNEL));
-            }
-            if let Some(l) = logup {
-                kernels.push(("logup-generated", compose::generate_logup(l), compose::LOGUP_KERNEL));
-            }
-        }
-        self.dev.prepare(&kernels)
+        self.dev.prepare(&generated_kernels(tables, self.compose))
+    }
+
+    /// Compiles the kernels [`CudaBackend::prepare`] would, for a device of
+    /// compute capability `(major, minor)`, into the disk kernel cache,
+    /// with no device opened: started beside [`CudaBackend::with_config`]
+    /// (driver start-up, the static kernels), it leaves `prepare` only the
+    /// loading. Returns the first compilation error.
+    pub fn precompile(
+        tables: &[(&backend_api::ConstraintSystem, Option<&backend_api::LogUp>)],
+        compute_capability: (u32, u32),
+        config: &CudaConfig,
+    ) -> std::result::Result<(), String> {
+        let sources: Vec<(&str, String)> =
+            generated_kernels(tables, config.compose).into_iter().map(|(name, src, _)| (name, src)).collect();
+        let (ma, mi) = compute_capability;
+        device::compile_parallel(&sources, nvrtc::Target::Cubin(ma, mi)).into_iter().try_for_each(|r| r.map(drop))
     }
 
     /// Takes now what the first prove would otherwise wait for: the pinned

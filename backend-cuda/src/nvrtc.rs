@@ -84,6 +84,12 @@ fn check(r: sys::nvrtcResult, what: &str) -> Result<(), String> {
 /// Compiles `source` (named `name` in diagnostics) for `target`, without
 /// the cache. Errors carry NVRTC's log.
 pub fn compile_uncached(name: &str, source: &str, target: Target) -> Result<Compiled, String> {
+    compile_with(name, source, target, &[])
+}
+
+/// [`compile_uncached`] with `extra` options after [`OPTIONS`] (for
+/// measuring them: the cache keys only the standard options).
+pub fn compile_with(name: &str, source: &str, target: Target, extra: &[&str]) -> Result<Compiled, String> {
     if !nvrtc_present() {
         return Err("libnvrtc not found".into());
     }
@@ -98,7 +104,10 @@ pub fn compile_uncached(name: &str, source: &str, target: Target) -> Result<Comp
         "nvrtcCreateProgram",
     )?;
     let prog = Program(prog);
-    let mut opts: Vec<CString> = OPTIONS.iter().map(|o| CString::new(*o).expect("static option")).collect();
+    let mut opts = Vec::new();
+    for o in OPTIONS.iter().chain(extra) {
+        opts.push(CString::new(*o).map_err(|_| format!("{name}: option {o:?} contains a NUL byte"))?);
+    }
     opts.push(CString::new(target.arch_option()).expect("arch option"));
     let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: prog is live; ptrs point into `opts`, alive for the call.

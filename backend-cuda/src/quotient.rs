@@ -89,20 +89,24 @@ impl ComposeOps for CudaBackend {
         bufs.extend(aux);
         bufs.extend(fixed);
         let prog_b;
-        let (f, args) = match program {
+        let kernels = match program {
             Some((prog, domains)) => {
                 prog_b = s.upload(&prog)?;
                 bufs.push(&prog_b);
                 let mut args = vec![prog_b.ptr, prog.len() as u64 / 2];
                 args.extend(shared);
                 args.push(domains);
-                (self.dev.func("compose_interp").clone(), args)
+                vec![(self.dev.func("compose_interp").clone(), args)]
             }
-            None => {
-                (self.dev.generated(stage, ctx, "compose", &compose::generate(cs), compose::KERNEL)?, shared.to_vec())
-            }
+            // The parts in order on one stream: the first stores, the rest add.
+            None => compose::generate(cs)
+                .iter()
+                .map(|src| Ok((self.dev.generated(stage, ctx, "compose", src, compose::KERNEL)?, shared.to_vec())))
+                .collect::<Result<Vec<_>>>()?,
         };
-        s.launch(&f, Self::grid(big as u64, threads), threads, 0, &args, &bufs)?;
+        for (f, args) in &kernels {
+            s.launch(f, Self::grid(big as u64, threads), threads, 0, args, &bufs)?;
+        }
         Ok(Self::matrix(out, big, 3))
     }
 

@@ -40,7 +40,14 @@ fn every_kernel_compiles_to_ptx_without_warnings() {
     let version = nvrtc::version().expect("nvrtc version");
     let mut sources: Vec<(String, String)> =
         kernels_cuda::MODULES.iter().map(|m| (m.name.to_string(), m.source())).collect();
-    sources.push(("compose".into(), backend_cuda::compose_source(&sample_constraints())));
+    for (p, src) in backend_cuda::compose_sources(&sample_constraints()).into_iter().enumerate() {
+        sources.push((format!("compose-{p}"), src));
+    }
+    // A system large enough to be split: its later parts add to the first.
+    let cubic = stark::examples::Cubic::new(64);
+    let parts = backend_cuda::compose_sources(stark::Air::constraints(&cubic));
+    assert!(parts.len() > 1);
+    sources.extend(parts.into_iter().enumerate().map(|(p, src)| (format!("compose-cubic-{p}"), src)));
     sources.push(("logup-generated".into(), backend_cuda::logup_source(&sample_logup())));
     let mut failures = Vec::new();
     for (ma, mi) in ARCHS {

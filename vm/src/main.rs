@@ -713,7 +713,7 @@ impl Report<'_, '_> {
             "prover_rounds_ms": rounds,
             "prover_stages_ms": stages,
             "device_start_ms": run.device.map(|d| json!({"open": ms(&d.open), "context": ms(&d.context),
-                "kernels": ms(&d.kernels), "prepare": ms(&d.prepare), "warm_up": ms(&d.warm_up),
+                "kernels": ms(&d.kernels), "precompile": ms(&d.precompile), "prepare": ms(&d.prepare), "warm_up": ms(&d.warm_up),
                 "rehearsal": ms(&d.rehearsal)})),
             "proof_file": run.a.out.display().to_string(),
             "proof_bytes": self.proof_bytes,
@@ -770,10 +770,11 @@ impl Report<'_, '_> {
     fn details(&self) {
         if let Some(d) = &self.run.device {
             say!(
-                "device    opened {:.2?} (driver and context {:.2?}, static kernels {:.2?}), generated kernels {:.2?}, staging {:.2?}, rehearsal {:.2?} (on its own thread, behind execution and tracing)",
+                "device    opened {:.2?} (driver and context {:.2?}, static kernels {:.2?}; beside them the statement's kernels compiled {:.2?}), generated kernels loaded {:.2?}, staging {:.2?}, rehearsal {:.2?} (on its own thread, behind execution and tracing)",
                 d.open,
                 d.context,
                 d.kernels,
+                d.precompile,
                 d.prepare,
                 d.warm_up,
                 d.rehearsal

@@ -66,6 +66,9 @@ pub struct DeviceStart {
     pub context: Duration,
     /// Of `open`: the static kernels.
     pub kernels: Duration,
+    /// Beside `open`: the statement's generated kernels compiled into the
+    /// disk cache (or read from it).
+    pub precompile: Duration,
     /// Compiling (or loading) the statement's generated kernels.
     pub prepare: Duration,
     /// Pinned staging buffers.
@@ -205,24 +208,40 @@ fn start_gpu(choice: BackendChoice, machine: VmMachine, settings: GpuSettings) -
 #[cfg(feature = "cuda")]
 fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, DeviceStart), String> {
     let t0 = Instant::now();
+    let devices = backend_cuda::probe().map_err(|e| e.to_string())?;
     let (config, ordinal) = match &settings.cuda {
-        Some((config, spec)) => {
-            let available = backend_cuda::probe().map_err(|e| e.to_string())?.len();
-            (*config, spec.resolve(available).map_err(|e| e.to_string())?[0])
-        }
+        Some((config, spec)) => (*config, spec.resolve(devices.len()).map_err(|e| e.to_string())?[0]),
         None => (backend_cuda::CudaConfig::default(), 0),
     };
     let probed = t0.elapsed();
-    let b = backend_cuda::CudaBackend::with_config(ordinal, config).map_err(|e| e.to_string())?;
+    let tables = stark::Machine::tables(machine);
+    let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
+    // The statement's kernels compile into the disk cache while the driver
+    // starts and the static kernels compile (an empty cache: seconds);
+    // `prepare` below then loads them.
+    let cc = devices.get(ordinal).map(|d| d.compute_capability);
+    let (b, precompile) = std::thread::scope(|s| {
+        let pre = cc.map(|cc| {
+            s.spawn(move || {
+                let t = Instant::now();
+                // A compile error surfaces again, with the device's context, in `prepare`.
+                let _ = backend_cuda::CudaBackend::precompile(&kernels, cc, &config);
+                t.elapsed()
+            })
+        });
+        let b = backend_cuda::CudaBackend::with_config(ordinal, config).map_err(|e| e.to_string());
+        (b, pre.and_then(|p| p.join().ok()).unwrap_or_default())
+    });
+    let (b, precompile) = (b?, precompile);
     let opened = b.open_times();
     let mut start = DeviceStart {
         open: t0.elapsed(),
         context: probed + opened.context,
         kernels: opened.kernels,
+        precompile,
         ..DeviceStart::default()
     };
     let t1 = Instant::now();
-    let tables = stark::Machine::tables(machine);
     let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
     b.prepare(&kernels).map_err(|e| e.to_string())?;
     start.prepare = t1.elapsed();
