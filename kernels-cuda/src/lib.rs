@@ -10,8 +10,8 @@
 //! Modules:
 //! - `ntt`: batched radix-2 NTT passes in shared memory (DIT/DIF, bit-reversed
 //!   gather, zero-padding-skipping LDE expansion), the quotient degree check;
-//! - `merkle`: BLAKE3 and Keccak-256 leaf and node hashing, gathers for
-//!   openings;
+//! - `merkle_blake3`, `merkle_keccak`: leaf and node hashing (two modules,
+//!   compiled in parallel), gathers for openings;
 //! - `grind`: proof-of-work search for both hashes;
 //! - `fri`: FRI folding, DEEP quotients, barycentric evaluation.
 //!
@@ -55,11 +55,18 @@ pub const NTT: Module = Module {
     kernels: &["ntt_pass", "any_nonzero_tail"],
 };
 
-pub const MERKLE: Module = Module {
-    name: "merkle",
-    headers: &[FIELD_H, BLAKE3_H, KECCAK_H],
-    body: include_str!("cuda/merkle.cu"),
-    kernels: &["blake3_leaves", "blake3_nodes", "keccak_leaves", "keccak_nodes", "gather_u64"],
+pub const MERKLE_BLAKE3: Module = Module {
+    name: "merkle_blake3",
+    headers: &[FIELD_H, BLAKE3_H],
+    body: include_str!("cuda/merkle_blake3.cu"),
+    kernels: &["blake3_leaves", "blake3_nodes", "gather_u64"],
+};
+
+pub const MERKLE_KECCAK: Module = Module {
+    name: "merkle_keccak",
+    headers: &[FIELD_H, KECCAK_H],
+    body: include_str!("cuda/merkle_keccak.cu"),
+    kernels: &["keccak_leaves", "keccak_nodes"],
 };
 
 pub const GRIND: Module = Module {
@@ -100,7 +107,7 @@ pub const SCAN_THREADS: u32 = 256;
 
 /// Every fixed module (the generated composition and LogUp kernels come on
 /// top).
-pub const MODULES: &[Module] = &[NTT, MERKLE, GRIND, FRI, LOGUP, COMPOSE_INTERP];
+pub const MODULES: &[Module] = &[NTT, MERKLE_BLAKE3, MERKLE_KECCAK, GRIND, FRI, LOGUP, COMPOSE_INTERP];
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
-// Merkle leaves (one thread per row of a column-major matrix) and inner
-// nodes, for BLAKE3 and Keccak-256. Digests are stored as 4 u64 (the 32
-// digest bytes, little-endian).
+// BLAKE3 Merkle leaves (one thread per row of a column-major matrix) and
+// inner nodes, and the gathers of openings. Digests are stored as 4 u64
+// (the 32 digest bytes, little-endian).
 
 #define B3_MAX_STACK 24
 
@@ -83,49 +83,6 @@ extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u6
     u64* o = out + i * 4;
 #pragma unroll
     for (int t = 0; t < 4; t++) o[t] = (u64)h[2 * t] | ((u64)h[2 * t + 1] << 32);
-}
-
-extern "C" __global__ void keccak_leaves(const u64* __restrict__ m, u64 height, u64 width, u64* out) {
-    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (row >= height) return;
-    u64 st[25];
-#pragma unroll
-    for (int i = 0; i < 25; i++) st[i] = 0;
-    u32 col = 0;
-    while (col + 17 <= width) {
-#pragma unroll
-        for (int t = 0; t < 17; t++) st[t] ^= m[(u64)(col + t) * height + row];
-        keccak_f(st);
-        col += 17;
-    }
-    u32 rem = width - col;
-#pragma unroll
-    for (u32 t = 0; t < 17; t++) {
-        if (t < rem) st[t] ^= m[(u64)(col + t) * height + row];
-        if (t == rem) st[t] ^= 1ull;
-    }
-    st[16] ^= 0x8000000000000000ull;
-    keccak_f(st);
-    u64* o = out + row * 4;
-#pragma unroll
-    for (int i = 0; i < 4; i++) o[i] = st[i];
-}
-
-extern "C" __global__ void keccak_nodes(const u64* __restrict__ in, u64* out, u64 count) {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    const u64* p = in + i * 8;
-    u64 st[25];
-#pragma unroll
-    for (int t = 0; t < 25; t++) st[t] = 0;
-#pragma unroll
-    for (int t = 0; t < 8; t++) st[t] = p[t];
-    st[8] = 1ull;
-    st[16] = 0x8000000000000000ull;
-    keccak_f(st);
-    u64* o = out + i * 4;
-#pragma unroll
-    for (int t = 0; t < 4; t++) o[t] = st[t];
 }
 
 // out[k] = src[idx[k]]: row values and authentication paths for openings.
