@@ -654,10 +654,13 @@ impl Report<'_, '_> {
                     format!("of {} spilled, the rest kept", spilled.join(", "))
                 };
                 let moved = gib(self.stats.spilled_bytes);
-                format!(
-                    "memory    LDEs {which} (pieces of {:.2} GiB; {moved:.2} GiB moved between host and device)",
-                    gib(chunk_bytes)
-                )
+                // Pieces under a budget can be a few MiB.
+                let piece = if chunk_bytes < 1 << 30 {
+                    format!("{:.1} MiB", chunk_bytes as f64 / (1u64 << 20) as f64)
+                } else {
+                    format!("{:.2} GiB", gib(chunk_bytes))
+                };
+                format!("memory    LDEs {which} (pieces of {piece}; {moved:.2} GiB moved between host and device)")
             }
         };
         if let Some(p) = self.device_peak {
