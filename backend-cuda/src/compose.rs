@@ -42,7 +42,7 @@ pub(crate) struct ConstLayout {
 /// no column (`backend_api::analysis`) gets a slot and leaves the per-row
 /// work. The public values come last: the generated source names every
 /// other offset, so statements of one AIR with different numbers of public
-/// values (a VM program's inputs and outputs) share one kernel.
+/// values (a VM program's inputs and outputs) share their kernels.
 pub(crate) fn const_layout(cs: &ConstraintSystem, hoist: bool) -> ConstLayout {
     let l = &cs.layout;
     let challenges = 0;

@@ -2,7 +2,8 @@
 //! NVRTC for sm_80, sm_90 and sm_120. Needs no GPU, only libnvrtc (CI
 //! installs PyPI's `nvidia-cuda-nvrtc` and points LD_LIBRARY_PATH at it).
 //! Skips with a message when NVRTC is absent; fails on any error or
-//! warning.
+//! warning. Also pins that `precompile` fills the kernel cache `prepare`
+//! reads.
 
 use backend_api::{ConstraintBuilder, Expr, Interaction, Layout, LogUp};
 use backend_cuda::nvrtc::{self, Target};
@@ -77,4 +78,38 @@ fn every_kernel_compiles_to_ptx_without_warnings() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `precompile` (no device) fills the disk cache with exactly the entries
+/// `prepare` looks up: one per generated kernel, under the key of its
+/// source and target.
+#[test]
+fn precompile_fills_the_cache_prepare_reads() {
+    if !nvrtc::nvrtc_present() {
+        assert!(std::env::var_os("KILN_REQUIRE_NVRTC").is_none(), "KILN_REQUIRE_NVRTC is set but libnvrtc is missing");
+        println!("SKIPPED: libnvrtc not found");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kiln-precompile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // The only test of this binary that reads the cache directory.
+    std::env::set_var("KILN_CACHE_DIR", &dir);
+    let cubic = stark::examples::Cubic::new(64);
+    let (cs, small, logup) = (stark::Air::constraints(&cubic), sample_constraints(), sample_logup());
+    let tables = [(cs, None), (&small, Some(&logup))];
+    backend_cuda::CudaBackend::precompile(&tables, (9, 0), &backend_cuda::CudaConfig::default()).unwrap();
+    let mut want: Vec<String> = backend_cuda::compose_sources(cs)
+        .iter()
+        .chain(&backend_cuda::compose_sources(&small))
+        .map(|src| format!("compose-{}.bin", nvrtc::cache_key(src, Target::Cubin(9, 0)).unwrap()))
+        .collect();
+    let logup_src = backend_cuda::logup_source(&logup);
+    want.push(format!("logup-generated-{}.bin", nvrtc::cache_key(&logup_src, Target::Cubin(9, 0)).unwrap()));
+    want.sort();
+    want.dedup();
+    let mut got: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    got.sort();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(got, want);
 }
