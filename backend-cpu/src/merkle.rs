@@ -1,7 +1,8 @@
-//! Merkle trees over matrix rows. Every layer above the leaves is kept
-//! for openings; the leaf digests are not (they are as large as all the
-//! layers above them together), as an opening rehashes the one sibling row
-//! it needs from the committed matrix.
+//! Merkle trees over matrix rows. The layers from level `FIRST_KEPT` (4) up
+//! are kept for openings; the ones below are not (the leaves and the three
+//! levels above hold 15/16 of a tree's digests), as an opening rehashes
+//! the 16 rows around it from the committed matrix and rebuilds their
+//! subtree.
 
 use crate::{try_zeroed, AllocFailed, CpuMatrix};
 use backend_api::hash::{hash_leaf, hash_node};
@@ -16,22 +17,30 @@ const LEAF_ROWS: usize = 32;
 #[cfg(target_arch = "x86_64")]
 const SIMD_ROWS: usize = 256;
 
-/// A Merkle tree: `layers[i]` are the digests of level i + 1 (level 0, the
-/// leaves, is not kept), the last layer is the root alone. A tree of one
-/// leaf keeps that leaf, its root.
+/// The lowest level a tree keeps (0, the leaves): the 2^FIRST_KEPT rows
+/// below a kept digest are rehashed for an opening.
+const FIRST_KEPT: usize = 4;
+
+/// A Merkle tree: `layers[i]` are the digests of level `first + i`, where
+/// `first` is [`FIRST_KEPT`] or, in a shallower tree, its root's level; the
+/// last layer is the root alone.
 #[derive(Clone, Debug)]
 pub struct CpuTree {
     hash: HashKind,
     leaves: usize,
+    first: usize,
     layers: Vec<Vec<Digest>>,
 }
 
 impl CpuTree {
-    /// The digests of one level (1 = the parents of the leaves; 0 only in a
-    /// tree of one leaf).
+    /// The digests of one level (0 = the leaves), if it is kept.
     pub fn layer(&self, level: usize) -> Option<&[Digest]> {
-        let index = if self.leaves == 1 { level } else { level.checked_sub(1)? };
-        self.layers.get(index).map(Vec::as_slice)
+        self.layers.get(level.checked_sub(self.first)?).map(Vec::as_slice)
+    }
+
+    /// The lowest level kept.
+    pub fn first_kept(&self) -> usize {
+        self.first
     }
 
     /// Levels above the leaves.
@@ -113,14 +122,13 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFail
     tree(leaves, hash)
 }
 
-/// The tree above `leaves`, which it drops once their parents exist.
+/// The tree above `leaves`, keeping its levels from [`FIRST_KEPT`] up.
 fn tree(leaves: Vec<Digest>, hash: HashKind) -> Result<CpuTree, AllocFailed> {
     let count = leaves.len();
     let mut layers = build_layers(leaves, hash)?;
-    if count > 1 {
-        layers.remove(0);
-    }
-    Ok(CpuTree { hash, leaves: count, layers })
+    let first = FIRST_KEPT.min(layers.len() - 1);
+    let layers = layers.split_off(first);
+    Ok(CpuTree { hash, leaves: count, first, layers })
 }
 
 /// The leaf layer and every layer above it, up to the root.
@@ -145,15 +153,20 @@ fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Result<Vec<Vec<Digest>>,
 }
 
 /// Opens `rows` (validated: in range, tree built from `m`): the path's
-/// first digest is the sibling row's leaf, hashed again from `m`.
+/// digests below the tree's first kept level come from the subtree of the
+/// 2^first rows around the row, rehashed from `m`.
 pub(crate) fn open(m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Vec<RowOpening> {
-    rows.iter()
+    rows.par_iter()
         .map(|&r| {
             let mut path = Vec::with_capacity(tree.depth());
-            if tree.depth() > 0 {
-                path.push(hash_leaf(tree.hash, &m.row(r ^ 1)));
+            let base = (r >> tree.first) << tree.first;
+            let mut level: Vec<Digest> =
+                (base..base + (1 << tree.first)).map(|i| hash_leaf(tree.hash, &m.row(i))).collect();
+            for l in 0..tree.first {
+                path.push(level[((r - base) >> l) ^ 1]);
+                level = level.chunks(2).map(|p| hash_node(tree.hash, &p[0], &p[1])).collect();
             }
-            path.extend((1..tree.depth()).map(|l| tree.layers[l - 1][(r >> l) ^ 1]));
+            path.extend((tree.first..tree.depth()).map(|l| tree.layers[l - tree.first][(r >> l) ^ 1]));
             RowOpening { values: m.row(r), path }
         })
         .collect()

@@ -180,6 +180,9 @@ impl<B: Backend> Prover<'_, B> {
             drop(fixed);
             self.clock.time("quotient commit", &shape.name, || {
                 let parts = self.split(ctx, t, &q, &main.traces[t].main, aux.challenges.len())?;
+                // The composition is not needed past its split: freed
+                // before the parts are committed (the round's peak).
+                drop(q);
                 Ok(self.commit_rows(ctx, t, parts)?)
             })
         })?;
