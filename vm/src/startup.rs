@@ -3,9 +3,8 @@
 //! With a GPU backend in the build, the device is opened (for CUDA also
 //! the statement's generated kernels compiled or read from the kernel
 //! cache, the pinned staging taken, and a small rehearsal prove run) on
-//! another thread: for `--backend
-//! cuda` or `wgpu` started before execution, so start-up hides behind
-//! execution and trace generation; for `--backend auto` once the run's
+//! another thread: for `--backend cuda` or `wgpu` started before
+//! execution, so start-up hides behind execution and trace generation; for `--backend auto` once the run's
 //! size is known, and only for runs of at least [`AUTO_GPU_MIN_CYCLES`]
 //! cycles (a start-up thread slows a short CPU prove and its exit). Then
 //! auto takes a usable CUDA device, else a wgpu adapter on a real GPU (a
@@ -60,7 +59,8 @@ pub struct GpuSettings {
 /// Where the device's start-up time went, on its own thread.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DeviceStart {
-    /// Opening the device: driver, context, stream, pool, static kernels.
+    /// Opening the device: driver, context, stream, pool, static kernels
+    /// (and, for CUDA, the wait for `precompile`).
     pub open: Duration,
     /// Of `open`: the driver's libraries, cuInit and the primary context.
     pub context: Duration,
