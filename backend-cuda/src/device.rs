@@ -36,11 +36,20 @@ pub struct DeviceInfo {
 /// be loaded. Checked before any other CUDA call: cudarc panics when a
 /// library is missing.
 pub fn check_libraries() -> Result<(), BackendError> {
+    check_libcuda()?;
+    check_nvrtc(nvrtc::nvrtc_present())
+}
+
+fn check_libcuda() -> Result<(), BackendError> {
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
         return Err(BackendError::Unavailable("the CUDA driver library (libcuda) was not found".into()));
     }
-    if !nvrtc::nvrtc_present() {
+    Ok(())
+}
+
+fn check_nvrtc(present: bool) -> Result<(), BackendError> {
+    if !present {
         return Err(BackendError::Unavailable("the NVRTC library (libnvrtc) was not found".into()));
     }
     Ok(())
@@ -52,10 +61,7 @@ fn unavailable(what: &str, e: DriverError) -> BackendError {
 
 /// Lists the CUDA devices. `Unavailable` when there is no driver.
 pub fn probe() -> Result<Vec<DeviceInfo>, BackendError> {
-    // SAFETY: only tries to open the library.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(BackendError::Unavailable("the CUDA driver library (libcuda) was not found".into()));
-    }
+    check_libcuda()?;
     result::init().map_err(|e| unavailable("cuInit", e))?;
     let count = result::device::get_count().map_err(|e| unavailable("cuDeviceGetCount", e))?;
     let mut out = Vec::new();
@@ -152,10 +158,7 @@ impl Device {
     /// configuration selects it.
     pub(crate) fn new(ordinal: usize, config: &CudaConfig) -> Result<Arc<Device>, BackendError> {
         let t0 = Instant::now();
-        // SAFETY: only tries to open the library.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(BackendError::Unavailable("the CUDA driver library (libcuda) was not found".into()));
-        }
+        check_libcuda()?;
         // libnvrtc loads (5-150 ms) while the driver initialises (cuInit
         // and the primary context, ~0.2 s): neither waits for the other.
         let (nvrtc, ctx) = std::thread::scope(|s| {
@@ -163,9 +166,7 @@ impl Device {
             let ctx = CudaContext::new(ordinal);
             (nvrtc.join().unwrap_or(false), ctx)
         });
-        if !nvrtc {
-            return Err(BackendError::Unavailable("the NVRTC library (libnvrtc) was not found".into()));
-        }
+        check_nvrtc(nvrtc)?;
         let ctx = ctx.map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
         let context = t0.elapsed();
         let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;

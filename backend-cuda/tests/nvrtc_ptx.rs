@@ -31,11 +31,19 @@ fn sample_logup() -> LogUp {
     LogUp::new(layout, its, 0, 1).expect("valid interactions")
 }
 
+/// Whether NVRTC is here; without it a test skips, unless CI asked for it.
+fn nvrtc_or_skip() -> bool {
+    if nvrtc::nvrtc_present() {
+        return true;
+    }
+    assert!(std::env::var_os("KILN_REQUIRE_NVRTC").is_none(), "KILN_REQUIRE_NVRTC is set but libnvrtc is missing");
+    println!("SKIPPED: libnvrtc not found (install nvidia-cuda-nvrtc and set LD_LIBRARY_PATH)");
+    false
+}
+
 #[test]
 fn every_kernel_compiles_to_ptx_without_warnings() {
-    if !nvrtc::nvrtc_present() {
-        assert!(std::env::var_os("KILN_REQUIRE_NVRTC").is_none(), "KILN_REQUIRE_NVRTC is set but libnvrtc is missing");
-        println!("SKIPPED: libnvrtc not found (install nvidia-cuda-nvrtc and set LD_LIBRARY_PATH)");
+    if !nvrtc_or_skip() {
         return;
     }
     let version = nvrtc::version().expect("nvrtc version");
@@ -85,9 +93,7 @@ fn every_kernel_compiles_to_ptx_without_warnings() {
 /// source and target.
 #[test]
 fn precompile_fills_the_cache_prepare_reads() {
-    if !nvrtc::nvrtc_present() {
-        assert!(std::env::var_os("KILN_REQUIRE_NVRTC").is_none(), "KILN_REQUIRE_NVRTC is set but libnvrtc is missing");
-        println!("SKIPPED: libnvrtc not found");
+    if !nvrtc_or_skip() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("kiln-precompile-{}", std::process::id()));

@@ -221,11 +221,12 @@ fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, Dev
     // `prepare` below then loads them.
     let cc = devices.get(ordinal).map(|d| d.compute_capability);
     let (b, precompile) = std::thread::scope(|s| {
+        let kernels = &kernels;
         let pre = cc.map(|cc| {
             s.spawn(move || {
                 let t = Instant::now();
                 // A compile error surfaces again, with the device's context, in `prepare`.
-                let _ = backend_cuda::CudaBackend::precompile(&kernels, cc, &config);
+                let _ = backend_cuda::CudaBackend::precompile(kernels, cc, &config);
                 t.elapsed()
             })
         });
@@ -242,7 +243,6 @@ fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, Dev
         ..DeviceStart::default()
     };
     let t1 = Instant::now();
-    let kernels: Vec<_> = tables.iter().map(|t| (t.constraints(), t.logup())).collect();
     b.prepare(&kernels).map_err(|e| e.to_string())?;
     start.prepare = t1.elapsed();
     let t2 = Instant::now();
