@@ -207,6 +207,13 @@ pub trait MerkleOps: BackendBase {
     fn commit(&self, ctx: &Ctx, m: &Self::Matrix, hash: HashKind) -> Result<Self::Tree>;
     /// Opens `rows` of `m` (committed as `tree`), in the order given.
     fn open(&self, ctx: &Ctx, m: &Self::Matrix, tree: &Self::Tree, rows: &[usize]) -> Result<Vec<RowOpening>>;
+    /// The leaf digest of every row of `m`, on the host: the first level
+    /// `commit` would build. A prover that makes a matrix a piece at a
+    /// time (the cosets of a recomputed LDE) builds its tree from them.
+    fn leaf_digests(&self, ctx: &Ctx, m: &Self::Matrix, hash: HashKind) -> Result<Vec<Digest>>;
+    /// The values of `rows` of `m`, in the order given: an opening's
+    /// values without its path.
+    fn rows(&self, ctx: &Ctx, m: &Self::Matrix, rows: &[usize]) -> Result<Vec<Vec<F>>>;
 }
 
 /// Constraint composition.

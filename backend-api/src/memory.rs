@@ -40,6 +40,10 @@ pub struct TableDims {
     /// in pieces of about this many bytes ([`spilled_resident`],
     /// [`spilled_transient`]).
     pub spill_piece: Option<u64>,
+    /// Set when the table's committed LDEs are rebuilt from its traces,
+    /// a coset at a time, whenever they are read ([`recomputed_resident`],
+    /// [`recomputed_transient`]).
+    pub recompute: bool,
 }
 
 impl TableDims {
@@ -185,6 +189,9 @@ pub fn table_resident(d: &TableDims) -> u64 {
     if d.spill_piece.is_some() {
         return spilled_resident(d);
     }
+    if d.recompute {
+        return recomputed_resident(d);
+    }
     let (n, big) = (d.n(), d.lde_rows());
     let trees = 2 + u64::from(d.aux_width > 0);
     let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
@@ -203,6 +210,9 @@ pub fn table_resident(d: &TableDims) -> u64 {
 pub fn table_transient(d: &TableDims) -> u64 {
     if let Some(piece) = d.spill_piece {
         return spilled_transient(d, piece);
+    }
+    if d.recompute {
+        return recomputed_transient(d);
     }
     let lde = TableDims::matrix(d.log_n, d.log_blowup, d.widest() as usize);
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
@@ -238,6 +248,25 @@ pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
     let coset = matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6]));
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
     piece.max(coset).max(split)
+}
+
+/// What a table whose LDEs are recomputed keeps on the device: its
+/// traces (the recipes), the quotient parts' LDE with its tree (the
+/// parts have no trace to rebuild them from), and the DEEP and FRI
+/// bounds. The main and auxiliary trees are on the host.
+pub fn recomputed_resident(d: &TableDims) -> u64 {
+    let (n, big) = (d.n(), d.lde_rows());
+    let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
+    add(&[matrix_bytes(n, d.trace_width()), matrix_bytes(big, d.parts.saturating_mul(3)), tree_bytes(big), deep_fri])
+}
+
+/// A recomputed table's room on top: one coset of every matrix
+/// composition or DEEP reads, the coefficient scratch of rebuilding the
+/// widest, and the output; or the quotient's split, which runs whole.
+pub fn recomputed_transient(d: &TableDims) -> u64 {
+    let coset = matrix_bytes(d.n(), add(&[d.trace_width(), d.widest(), d.parts.saturating_mul(3), 6]));
+    let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
+    coset.max(split)
 }
 
 /// The device bytes one proof reserves before it starts: every table's
@@ -305,6 +334,7 @@ mod tests {
         aux_width: 4,
         parts: 2,
         spill_piece: None,
+        recompute: false,
     };
 
     #[test]

@@ -38,6 +38,8 @@ pub enum Op<'a, M, T> {
     CosetLde { m: M, log_blowup: u32, shift: F },
     Commit { m: M, hash: HashKind },
     Open { m: M, tree: T, rows: Cow<'a, [usize]> },
+    LeafDigests { m: M, hash: HashKind },
+    Rows { m: M, rows: Cow<'a, [usize]> },
     LogUpAux { logup: Cow<'a, LogUp>, main: M, fixed: Option<M>, z: Ext, alpha: Ext },
     Compose(Box<ComposeOp<'a, M>>),
     SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize },
@@ -85,6 +87,10 @@ pub enum Out<M, T> {
     Tree(T),
     /// open.
     Openings(Vec<RowOpening>),
+    /// leaf_digests.
+    Digests(Vec<Digest>),
+    /// rows.
+    Rows(Vec<Vec<F>>),
     /// logup_aux: the auxiliary trace and its final sum.
     LogUp(M, Ext),
     /// evaluate_at.
@@ -204,11 +210,11 @@ impl<'a, M, T> Op<'a, M, T> {
         match self {
             Op::Upload(_) => Stage::Upload,
             Op::Download(_) => Stage::Download,
-            Op::Reshape { .. } | Op::Commit { .. } => Stage::MerkleCommit,
+            Op::Reshape { .. } | Op::Commit { .. } | Op::LeafDigests { .. } => Stage::MerkleCommit,
             Op::Ntt(_) => Stage::Ntt,
             Op::Intt(_) => Stage::InverseNtt,
             Op::CosetLde { .. } => Stage::CosetLde,
-            Op::Open { .. } => Stage::MerkleOpen,
+            Op::Open { .. } | Op::Rows { .. } => Stage::MerkleOpen,
             Op::LogUpAux { .. } => Stage::LogUp,
             Op::Compose(_) => Stage::Compose,
             Op::SplitQuotient { .. } => Stage::QuotientSplit,
@@ -230,6 +236,8 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { .. } => "coset_lde",
             Op::Commit { .. } => "commit",
             Op::Open { .. } => "open",
+            Op::LeafDigests { .. } => "leaf_digests",
+            Op::Rows { .. } => "rows",
             Op::LogUpAux { .. } => "logup_aux",
             Op::Compose(_) => "compose",
             Op::SplitQuotient { .. } => "split_quotient",
@@ -249,6 +257,8 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::CosetLde { m, .. }
             | Op::Commit { m, .. }
             | Op::Open { m, .. }
+            | Op::LeafDigests { m, .. }
+            | Op::Rows { m, .. }
             | Op::EvaluateAt { m, .. } => vec![m],
             Op::SplitQuotient { q, .. } => vec![q],
             Op::LogUpAux { main, fixed, .. } => std::iter::once(main).chain(fixed).collect(),
@@ -282,6 +292,8 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::Commit { m, hash } => Op::Commit { m: fm(m)?, hash: *hash },
             Op::Open { m, tree, rows } => Op::Open { m: fm(m)?, tree: ft(tree)?, rows: Cow::Borrowed(&**rows) },
+            Op::LeafDigests { m, hash } => Op::LeafDigests { m: fm(m)?, hash: *hash },
+            Op::Rows { m, rows } => Op::Rows { m: fm(m)?, rows: Cow::Borrowed(&**rows) },
             Op::LogUpAux { logup, main, fixed, z, alpha } => Op::LogUpAux {
                 logup: Cow::Borrowed(&**logup),
                 main: fm(main)?,
@@ -354,6 +366,8 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
             Op::Commit { m, hash } => Op::Commit { m, hash },
             Op::Open { m, tree, rows } => Op::Open { m, tree, rows: own(rows) },
+            Op::LeafDigests { m, hash } => Op::LeafDigests { m, hash },
+            Op::Rows { m, rows } => Op::Rows { m, rows: own(rows) },
             Op::LogUpAux { logup, main, fixed, z, alpha } => Op::LogUpAux { logup: own(logup), main, fixed, z, alpha },
             Op::Compose(c) => {
                 let c = *c;
@@ -413,6 +427,8 @@ impl<M, T> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::Commit { m, hash } => Out::Tree(b.commit(ctx, m.borrow(), *hash)?),
             Op::Open { m, tree, rows } => Out::Openings(b.open(ctx, m.borrow(), tree.borrow(), rows)?),
+            Op::LeafDigests { m, hash } => Out::Digests(b.leaf_digests(ctx, m.borrow(), *hash)?),
+            Op::Rows { m, rows } => Out::Rows(b.rows(ctx, m.borrow(), rows)?),
             Op::LogUpAux { logup, main, fixed, z, alpha } => {
                 let fixed = fixed.as_ref().map(Borrow::borrow);
                 let inputs = LogUpInputs { logup, main: main.borrow(), fixed, z: *z, alpha: *alpha };
@@ -449,6 +465,8 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, shift } => validate::coset_lde(m, *log_blowup, *shift).map(drop),
             Op::Commit { m, .. } => validate::commit(m).map(drop),
             Op::Open { m, tree, rows } => validate::open(m, tree, rows),
+            Op::LeafDigests { m, .. } => validate::leaf_digests(m),
+            Op::Rows { m, rows } => validate::rows(m, rows),
             Op::LogUpAux { logup, main, fixed, z, alpha } => {
                 validate::logup_aux(&LogUpInputs { logup, main, fixed: fixed.as_ref(), z: *z, alpha: *alpha })
             }
@@ -481,6 +499,8 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 inputs + 2 * matrix_bytes((m.height() as u64) << (*log_blowup).min(16), m.width() as u64)
             }
             Op::Commit { m, .. } | Op::Open { m, .. } => inputs + tree_bytes(m.height() as u64),
+            Op::LeafDigests { m, .. } => inputs + 32 * m.height() as u64,
+            Op::Rows { m, rows } => inputs + (rows.len() * m.width() * 8) as u64,
             Op::LogUpAux { logup, main, .. } => {
                 inputs + matrix_bytes(main.height() as u64, 3 * logup.aux_width() as u64)
             }
@@ -504,7 +524,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Upload(m) => TableDims::matrix(log(m.height()), 0, m.width()),
             Op::Download(m) | Op::Reshape { m, .. } | Op::Ntt(m) | Op::Intt(m) => one(m, 0),
             Op::CosetLde { m, log_blowup, .. } => one(m, *log_blowup),
-            Op::Commit { m, .. } | Op::Open { m, .. } => one(m, 0),
+            Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
             Op::LogUpAux { logup, main, fixed, .. } => TableDims {
                 fixed_width: fixed.as_ref().map_or(0, |f| f.width() as u64),
@@ -537,11 +557,13 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
     }
 
     /// For an op whose result comes back to the host (download, open,
-    /// evaluate_at, grind): its bytes.
+    /// leaf_digests, rows, evaluate_at, grind): its bytes.
     pub fn result_bytes(&self) -> Option<u64> {
         match self {
             Op::Download(m) => Some(matrix_bytes(m.height() as u64, m.width() as u64)),
             Op::Open { m, rows, .. } => Some((rows.len() * (m.width() * 8 + 32 * 32)) as u64),
+            Op::LeafDigests { m, .. } => Some(32 * m.height() as u64),
+            Op::Rows { m, rows } => Some((rows.len() * m.width() * 8) as u64),
             Op::EvaluateAt { m, points, .. } => Some((points.len() * m.width() * 24) as u64),
             Op::Grind { .. } => Some(8),
             _ => None,
@@ -557,6 +579,8 @@ impl<M, T> Out<M, T> {
             Out::Host(_) => "a host matrix",
             Out::Tree(_) => "a tree",
             Out::Openings(_) => "openings",
+            Out::Digests(_) => "leaf digests",
+            Out::Rows(_) => "rows",
             Out::LogUp(..) => "an auxiliary trace",
             Out::Values(_) => "values",
             Out::Nonce(_) => "a nonce",
@@ -583,6 +607,8 @@ impl<M, T> Out<M, T> {
             Out::Host(h) => Out::Host(h),
             Out::Tree(t) => Out::Tree(ft(t)?),
             Out::Openings(o) => Out::Openings(o),
+            Out::Digests(d) => Out::Digests(d),
+            Out::Rows(r) => Out::Rows(r),
             Out::LogUp(m, s) => Out::LogUp(fm(m)?, s),
             Out::Values(v) => Out::Values(v),
             Out::Nonce(n) => Out::Nonce(n),

@@ -48,8 +48,10 @@ pub fn ntt<M: DeviceMatrix>(stage: Stage, m: &M) -> Result<u32> {
 pub fn coset_lde<M: DeviceMatrix>(m: &M, log_blowup: u32, shift: F) -> Result<u32> {
     let stage = Stage::CosetLde;
     let log_n = two_adic_height(stage, m.height())?;
-    if log_blowup == 0 || log_blowup > MAX_LOG_BLOWUP {
-        return Err(err(stage, format!("blowup 2^{log_blowup} is not one of 2, 4, 8, 16")));
+    // Blowup 1 evaluates on the coset of the trace's own size: one coset
+    // of a larger LDE, rebuilt on its own.
+    if log_blowup > MAX_LOG_BLOWUP {
+        return Err(err(stage, format!("blowup 2^{log_blowup} is not one of 1, 2, 4, 8, 16")));
     }
     if log_n + log_blowup > TWO_ADICITY {
         return Err(err(stage, format!("LDE of 2^{} rows exceeds the field's two-adicity", log_n + log_blowup)));
@@ -73,6 +75,19 @@ pub fn commit<M: DeviceMatrix>(m: &M) -> Result<u32> {
         return Err(err(Stage::MerkleCommit, "matrix has no columns".into()));
     }
     two_adic_height(Stage::MerkleCommit, m.height())
+}
+
+/// Leaf digests: the rows of a matrix `commit` accepts.
+pub fn leaf_digests<M: DeviceMatrix>(m: &M) -> Result<()> {
+    commit(m).map(drop)
+}
+
+/// Rows of a matrix: every index in range.
+pub fn rows<M: DeviceMatrix>(m: &M, rows: &[usize]) -> Result<()> {
+    match rows.iter().find(|&&r| r >= m.height()) {
+        Some(&r) => Err(err(Stage::MerkleOpen, format!("row {r} is out of range for {} rows", m.height()))),
+        None => Ok(()),
+    }
 }
 
 pub fn open<M: DeviceMatrix, T: DeviceTree>(m: &M, tree: &T, rows: &[usize]) -> Result<()> {

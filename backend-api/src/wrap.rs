@@ -162,6 +162,22 @@ impl<H: OpHook> MerkleOps for H {
             other => Err(other.wrong(stage, ctx, "openings")),
         }
     }
+    fn leaf_digests(&self, ctx: &Ctx, m: &H::Matrix, hash: HashKind) -> Result<Vec<Digest>> {
+        let op = Op::LeafDigests { m, hash };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Digests(d) => Ok(d),
+            other => Err(other.wrong(stage, ctx, "leaf digests")),
+        }
+    }
+    fn rows(&self, ctx: &Ctx, m: &H::Matrix, rows: &[usize]) -> Result<Vec<Vec<F>>> {
+        let op = Op::Rows { m, rows: Cow::Borrowed(rows) };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Rows(r) => Ok(r),
+            other => Err(other.wrong(stage, ctx, "rows")),
+        }
+    }
 }
 
 impl<H: OpHook> LogUpOps for H {

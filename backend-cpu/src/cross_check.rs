@@ -134,7 +134,6 @@ impl<A: Backend, B: Backend> CrossCheck<A, B> {
             (Out::Host(l), Out::Host(r)) => host_difference(stage, ctx, &l, &r).map(|_| Out::Host(l)),
             (Out::Tree(left), Out::Tree(right)) => {
                 if left.root() != right.root() {
-                    let hex = |d: Digest| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
                     return differ(0, 0, hex(left.root()), hex(right.root()));
                 }
                 Ok(Out::Tree(Pair { left, right }))
@@ -150,6 +149,21 @@ impl<A: Backend, B: Backend> CrossCheck<A, B> {
                 }
                 Ok(Out::Openings(l))
             }
+            (Out::Digests(l), Out::Digests(r)) => match l.iter().zip(&r).position(|(a, b)| a != b) {
+                Some(i) => differ(0, i, hex(l[i]), hex(r[i])),
+                None => Ok(Out::Digests(l)),
+            },
+            (Out::Rows(l), Out::Rows(r)) => {
+                if let Some(i) = l.iter().zip(&r).position(|(a, b)| a != b) {
+                    let col = l[i].iter().zip(&r[i]).position(|(a, b)| a != b).unwrap_or(0);
+                    let row = match op {
+                        Op::Rows { rows, .. } => rows[i],
+                        _ => i,
+                    };
+                    return differ(col, row, format!("{:?}", l[i]), format!("{:?}", r[i]));
+                }
+                Ok(Out::Rows(l))
+            }
             (Out::Values(l), Out::Values(r)) => {
                 for (p, (a, b)) in l.iter().zip(&r).enumerate() {
                     if let Some(c) = a.iter().zip(b).position(|(x, y)| x != y) {
@@ -163,6 +177,10 @@ impl<A: Backend, B: Backend> CrossCheck<A, B> {
             (l, r) => differ(0, 0, l.kind().to_string(), r.kind().to_string()),
         }
     }
+}
+
+fn hex(d: Digest) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 type PM<A, B> = Pair<<A as BackendBase>::Matrix, <B as BackendBase>::Matrix>;

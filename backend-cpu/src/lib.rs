@@ -217,6 +217,16 @@ impl MerkleOps for CpuBackend {
         validate::open(m, tree, rows)?;
         Ok(merkle::open(m, tree, rows))
     }
+
+    fn leaf_digests(&self, ctx: &Ctx, m: &CpuMatrix, hash: HashKind) -> Result<Vec<Digest>> {
+        validate::leaf_digests(m)?;
+        merkle::leaves(m, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))
+    }
+
+    fn rows(&self, _ctx: &Ctx, m: &CpuMatrix, rows: &[usize]) -> Result<Vec<Vec<F>>> {
+        validate::rows(m, rows)?;
+        Ok(rows.iter().map(|&r| m.row(r)).collect())
+    }
 }
 
 impl LogUpOps for CpuBackend {

@@ -94,6 +94,11 @@ fn lanes(hash: HashKind) -> Option<Lanes> {
 
 /// Commits `m` (validated: non-empty, power-of-two height).
 pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFailed> {
+    tree(leaves(m, hash)?, hash)
+}
+
+/// The digest of every row of `m`.
+pub(crate) fn leaves(m: &CpuMatrix, hash: HashKind) -> Result<Vec<Digest>, AllocFailed> {
     let (h, w) = (m.height, m.width);
     let data = m.data();
     let mut leaves: Vec<Digest> = try_zeroed(h)?;
@@ -102,7 +107,7 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFail
             .par_chunks_mut(SIMD_ROWS)
             .enumerate()
             .for_each(|(ci, out)| (l.leaves_into)(data, h, w, ci * SIMD_ROWS, out));
-        return tree(leaves, hash);
+        return Ok(leaves);
     }
     leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
         let r0 = ci * LEAF_ROWS;
@@ -119,7 +124,7 @@ pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFail
             *d = hash_leaf(hash, &buf[r * w..(r + 1) * w]);
         }
     });
-    tree(leaves, hash)
+    Ok(leaves)
 }
 
 /// The tree above `leaves`, keeping its levels from [`FIRST_KEPT`] up.

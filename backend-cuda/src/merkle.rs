@@ -1,8 +1,9 @@
 //! `MerkleOps`: row-hash trees (BLAKE3, Keccak-256) and openings.
 
-use crate::{digest_bytes, level_offsets, CudaBackend, CudaMatrix, CudaTree};
-use backend_api::{validate, Ctx, HashKind, MerkleOps, Result, RowOpening, Stage, F};
-use std::sync::{Mutex, OnceLock};
+use crate::stream::Scope;
+use crate::{digest_bytes, level_offsets, CudaBackend, CudaMatrix, CudaTree, DevBuf};
+use backend_api::{validate, Ctx, Digest, HashKind, MerkleOps, Result, RowOpening, Stage, F};
+use std::sync::{Arc, Mutex, OnceLock};
 
 impl MerkleOps for CudaBackend {
     fn commit(&self, ctx: &Ctx, m: &CudaMatrix, hash: HashKind) -> Result<CudaTree> {
@@ -13,13 +14,12 @@ impl MerkleOps for CudaBackend {
         let n = m.height;
         let dev = self.dev.clone();
         let digests = s.alloc((2 * n - 1) * 4)?;
-        let (leaf_k, node_k) = match hash {
-            HashKind::Blake3 => ("blake3_leaves", "blake3_nodes"),
-            HashKind::Keccak256 => ("keccak_leaves", "keccak_nodes"),
+        let node_k = match hash {
+            HashKind::Blake3 => "blake3_nodes",
+            HashKind::Keccak256 => "keccak_nodes",
         };
         let threads = 128;
-        let args = [m.buf.ptr, n as u64, m.width as u64, digests.ptr];
-        s.launch(dev.func(leaf_k), Self::grid(n as u64, threads), threads, 0, &args, &[&m.buf, &digests])?;
+        Self::hash_leaves(&mut s, m, hash, &digests)?;
         let offs = level_offsets(n);
         let mut count = n / 2;
         for l in 1..offs.len() {
@@ -37,6 +37,26 @@ impl MerkleOps for CudaBackend {
             None => (OnceLock::from(digest_bytes(&Self::download_u64(&mut s, &digests, root_at, 4)?)), None),
         };
         Ok(CudaTree { digests, root, pending: Mutex::new(pending), leaves: n, hash })
+    }
+
+    fn leaf_digests(&self, ctx: &Ctx, m: &CudaMatrix, hash: HashKind) -> Result<Vec<Digest>> {
+        let stage = Stage::MerkleCommit;
+        validate::leaf_digests(m)?;
+        let _permit = self.admit(stage, ctx, Self::dims(m.height.trailing_zeros(), 0, m.width))?;
+        let mut s = self.scope(stage, ctx)?;
+        let digests = s.alloc(m.height * 4)?;
+        Self::hash_leaves(&mut s, m, hash, &digests)?;
+        let words = Self::download_u64(&mut s, &digests, 0, m.height * 4)?;
+        Ok(words.chunks_exact(4).map(digest_bytes).collect())
+    }
+
+    fn rows(&self, ctx: &Ctx, m: &CudaMatrix, rows: &[usize]) -> Result<Vec<Vec<F>>> {
+        validate::rows(m, rows)?;
+        let (h, w) = (m.height, m.width);
+        let idx: Vec<u64> = rows.iter().flat_map(|&r| (0..w).map(move |c| (c * h + r) as u64)).collect();
+        let mut s = self.scope(Stage::MerkleOpen, ctx)?;
+        let values = Self::gather(&mut s, &m.buf, &idx)?;
+        Ok(values.chunks(w.max(1)).map(|r| r.iter().map(|&v| F::new(v)).collect()).collect())
     }
 
     fn open(&self, ctx: &Ctx, m: &CudaMatrix, tree: &CudaTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
@@ -68,5 +88,18 @@ impl MerkleOps for CudaBackend {
                 path: (0..depth).map(|l| digest_bytes(&path[(k * depth + l) * 4..])).collect(),
             })
             .collect())
+    }
+}
+
+impl CudaBackend {
+    /// The digest of every row of `m` into the first `4 * height` words of `out`.
+    fn hash_leaves(s: &mut Scope, m: &CudaMatrix, hash: HashKind, out: &Arc<DevBuf>) -> Result<()> {
+        let kernel = match hash {
+            HashKind::Blake3 => "blake3_leaves",
+            HashKind::Keccak256 => "keccak_leaves",
+        };
+        let (threads, dev) = (128, s.dev.clone());
+        let args = [m.buf.ptr, m.height as u64, m.width as u64, out.ptr];
+        s.launch(dev.func(kernel), Self::grid(m.height as u64, threads), threads, 0, &args, &[&m.buf, out])
     }
 }

@@ -225,6 +225,7 @@ impl WgpuBackend {
             aux_width: 0,
             parts: 0,
             spill_piece: None,
+            recompute: false,
         }
     }
 
@@ -337,6 +338,14 @@ impl MerkleOps for WgpuBackend {
 
     fn open(&self, ctx: &Ctx, m: &WgpuMatrix, tree: &WgpuTree, rows: &[usize]) -> Result<Vec<RowOpening>> {
         self.merkle_open(ctx, m, tree, rows)
+    }
+
+    fn leaf_digests(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<Vec<Digest>> {
+        self.merkle_leaf_digests(ctx, m, hash)
+    }
+
+    fn rows(&self, ctx: &Ctx, m: &WgpuMatrix, rows: &[usize]) -> Result<Vec<Vec<F>>> {
+        self.merkle_rows(ctx, m, rows)
     }
 }
 

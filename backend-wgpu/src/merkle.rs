@@ -50,20 +50,7 @@ impl WgpuBackend {
 
     pub(crate) fn merkle_commit(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<WgpuTree> {
         let stage = Stage::MerkleCommit;
-        let log_n = validate::commit(m)?;
-        let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, m.width))?;
-        if m.bufs.len() + 1 > self.dev.storage_per_stage as usize {
-            return Err(self.dev.decline(
-                stage,
-                ctx,
-                (8 * m.width * m.height) as u64,
-                format!(
-                    "{} buffers exceed the adapter's {} storage bindings",
-                    m.bufs.len(),
-                    self.dev.storage_per_stage
-                ),
-            ));
-        }
+        let _permit = self.admit_leaves(ctx, m)?;
         let n = m.height;
         let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
         let nodes =
@@ -88,6 +75,41 @@ impl WgpuBackend {
         Ok(WgpuTree { levels, root: digest_bytes(&root), leaves: n, hash })
     }
 
+    pub(crate) fn merkle_leaf_digests(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<Vec<Digest>> {
+        let stage = Stage::MerkleCommit;
+        let _permit = self.admit_leaves(ctx, m)?;
+        let n = m.height;
+        let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
+        let out = self.dev.alloc(stage, ctx, 32 * n as u64)?;
+        let mut job = self.dev.job(stage, ctx);
+        let mut bufs: Vec<&wgpu::Buffer> = m.bufs.iter().collect();
+        bufs.push(&out);
+        job.dispatch(&leaf, &bufs, &[n as u32, m.cpb as u32, m.width as u32, hash_code(hash)], groups_for(n as u64))?;
+        job.submit()?;
+        let words = self.dev.read(stage, ctx, &[(&out, 0, 4 * n as u64)])?;
+        Ok(words.chunks_exact(4).map(digest_bytes).collect())
+    }
+
+    /// Checks a matrix whose rows are to be hashed and admits the work.
+    fn admit_leaves(&self, ctx: &Ctx, m: &WgpuMatrix) -> Result<backend_api::gate::Permit> {
+        let stage = Stage::MerkleCommit;
+        let log_n = validate::commit(m)?;
+        let permit = self.admit(stage, ctx, Self::dims(log_n, 0, m.width))?;
+        if m.bufs.len() + 1 > self.dev.storage_per_stage as usize {
+            return Err(self.dev.decline(
+                stage,
+                ctx,
+                (8 * m.width * m.height) as u64,
+                format!(
+                    "{} buffers exceed the adapter's {} storage bindings",
+                    m.bufs.len(),
+                    self.dev.storage_per_stage
+                ),
+            ));
+        }
+        Ok(permit)
+    }
+
     pub(crate) fn merkle_open(
         &self,
         ctx: &Ctx,
@@ -95,13 +117,31 @@ impl WgpuBackend {
         tree: &WgpuTree,
         rows: &[usize],
     ) -> Result<Vec<RowOpening>> {
-        let stage = Stage::MerkleOpen;
         validate::open(m, tree, rows)?;
+        let levels: Vec<&wgpu::Buffer> = tree.levels.iter().take(tree.levels.len() - 1).collect();
+        self.gather_rows(ctx, m, rows, &levels)
+    }
+
+    pub(crate) fn merkle_rows(&self, ctx: &Ctx, m: &WgpuMatrix, rows: &[usize]) -> Result<Vec<Vec<F>>> {
+        validate::rows(m, rows)?;
+        Ok(self.gather_rows(ctx, m, rows, &[])?.into_iter().map(|o| o.values).collect())
+    }
+
+    /// The values of `rows` of `m` and, for each tree level in `levels`
+    /// (leaves first), the sibling of the row's node: one gather job.
+    fn gather_rows(
+        &self,
+        ctx: &Ctx,
+        m: &WgpuMatrix,
+        rows: &[usize],
+        levels: &[&wgpu::Buffer],
+    ) -> Result<Vec<RowOpening>> {
+        let stage = Stage::MerkleOpen;
         if rows.is_empty() {
             return Ok(vec![]);
         }
         let (h, w) = (m.height, m.width);
-        let depth = tree.levels.len() - 1;
+        let depth = levels.len();
         // Word indices per source buffer, in output order: values row by
         // row, then each row's path.
         let mut sources: Vec<(&wgpu::Buffer, Vec<u32>)> = Vec::new();
@@ -112,7 +152,7 @@ impl WgpuBackend {
             }
             sources.push((buf, idx));
         }
-        for (l, level) in tree.levels.iter().take(depth).enumerate() {
+        for (l, level) in levels.iter().enumerate() {
             let idx: Vec<u32> =
                 rows.iter().flat_map(|&r| (0..4).map(move |k| (4 * ((r >> l) ^ 1) + k) as u32)).collect();
             sources.push((level, idx));

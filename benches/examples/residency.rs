@@ -1,13 +1,14 @@
 //! Traces bigger than the card: proves the degree-3 cubic AIR (2^LOG_ROWS
 //! x COLUMNS, BLOWUP) on CUDA with every LDE kept on the device, and again
-//! under a device budget of BUDGET_GIB, where the prover spills its LDEs to
-//! host memory (`stark::Residency::auto`). The budgeted run's pool is
-//! capped at the budget and declines are not recovered (strict), so a
-//! proof from it stayed under the budget. With `cpu`, the CPU reference
-//! proves it too. Prints time, device peak (the pool's high-water mark)
-//! and bytes moved per run, and whether every proof has the same bytes.
+//! under a device budget of BUDGET_GIB with each residency of `modes=`
+//! (`auto`, the default: `stark::Residency::auto`'s choice; `recompute`;
+//! `spill`, pieces sized for the budget). A budgeted run's pool is capped
+//! at the budget and declines are not recovered (strict), so a proof from
+//! it stayed under the budget. With `cpu`, the CPU reference proves it
+//! too. Prints time, device peak (the pool's high-water mark) and bytes
+//! moved per run, and whether every proof has the same bytes.
 //!
-//! cargo run --release -p benches --features cuda --example residency -- LOG_ROWS COLUMNS BLOWUP BUDGET_GIB [cpu]
+//! cargo run --release -p benches --features cuda --example residency -- LOG_ROWS COLUMNS BLOWUP BUDGET_GIB [cpu] [modes=auto,recompute,spill]
 
 use backend_api::{Backend, ColMatrix, F};
 use backend_cpu::{CpuBackend, OnDecline, RecoveryPolicy, Resilient};
@@ -71,7 +72,9 @@ fn run(args: &[String]) -> Result<bool, String> {
     };
     let (log_n, width, blowup, budget_gib) =
         (num(0, "LOG_ROWS")?, num(1, "COLUMNS")?, num(2, "BLOWUP")?, num(3, "BUDGET_GIB")?);
-    let with_cpu = args.get(4).is_some_and(|a| a == "cpu");
+    let with_cpu = args[4.min(args.len())..].iter().any(|a| a == "cpu");
+    let modes: Vec<&str> =
+        args.iter().find_map(|a| a.strip_prefix("modes=")).map_or(vec!["auto"], |m| m.split(',').collect());
     if width < 2 || log_n > 24 {
         return Err("need 2+ columns and at most 2^24 rows".into());
     }
@@ -102,10 +105,16 @@ fn run(args: &[String]) -> Result<bool, String> {
         report("cpu reference, kept", secs, None, 0, same);
     }
     let budget = budget_gib << 30;
-    let runs = [
-        ("cuda, whole card, kept", None, Residency::Keep),
-        ("cuda, budget", Some(budget), Residency::auto(&set, budget)),
-    ];
+    let mut runs = vec![("cuda, whole card, kept", None, Residency::Keep)];
+    for mode in modes {
+        let residency = match mode {
+            "auto" => Residency::auto(&set, budget),
+            "recompute" => Residency::RECOMPUTE_ALL,
+            "spill" => Residency::spill_all_within(&set, budget),
+            other => return Err(format!("unknown mode {other} (auto, recompute, spill)")),
+        };
+        runs.push(("cuda, budget", Some(budget), residency));
+    }
     for (what, cap, residency) in runs {
         let d = device(cap, &s.air)?;
         let (bytes, secs, moved) = prove(&d, &s, residency)?;
@@ -115,6 +124,7 @@ fn run(args: &[String]) -> Result<bool, String> {
                 format!("{what} {budget_gib} GiB, spilled ({:.1} GiB pieces)", chunk_bytes as f64 / GIB)
             }
             (Some(_), Residency::Keep) => format!("{what} {budget_gib} GiB, kept"),
+            (Some(_), Residency::Recompute { .. }) => format!("{what} {budget_gib} GiB, recomputed"),
             (None, _) => what.to_string(),
         };
         let same = check(bytes);

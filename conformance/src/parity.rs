@@ -134,9 +134,6 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     parity!(c, "coset_lde: height not a power of two", "3", "2", |x, r| {
         x.coset_lde(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 3))?, 1, GENERATOR)?;
     });
-    parity!(c, "coset_lde: blowup 1", "2^3", "2", |x, r| {
-        x.coset_lde(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 0, GENERATOR)?;
-    });
     parity!(c, "coset_lde: blowup 32", "2^3", "2", |x, r| {
         x.coset_lde(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 5, GENERATOR)?;
     });

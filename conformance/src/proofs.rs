@@ -87,19 +87,23 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
         let o = options(2, HashKind::Keccak256);
         same_proof(c.b, &TwoTables::default(), &TwoTables::traces(3, rand::Rng::gen(r)), &[], &o)
     });
-    // Spilled to host memory in pieces of 4 KiB: many column blocks,
-    // subtrees and one coset at a time, the kept proof's bytes.
-    let spill = Residency::spill_all(4096);
+    // Spilled to host memory in pieces of 4 KiB (many column blocks,
+    // subtrees and one coset at a time), and recomputed from the traces a
+    // coset at a time: the kept proof's bytes.
+    let others = [("spilled", Residency::spill_all(4096)), ("recomputed", Residency::RECOMPUTE_ALL)];
     for (lb, hash) in [(1, HashKind::Blake3), (3, HashKind::Keccak256)] {
         let o = options(lb, hash);
-        c.case(format!("prove spilled two-tables {hash}"), "2^6+2^4", format!("x{}", 1 << lb), |c, r| {
-            same_proof_kept_as(c.b, spill, &TwoTables::default(), &TwoTables::traces(6, rand::Rng::gen(r)), &[], &o)
-        });
-        c.case(format!("prove spilled cubic8 {hash}"), "2^7", format!("x{}", 1 << lb), |c, r| {
-            let air = SingleTable(Cubic::new(8));
-            let (t, p) = air.0.trace(7, rand::Rng::gen(r));
-            same_proof_kept_as(c.b, spill, &air, &[t], &p, &o)
-        });
+        for (how, residency) in others {
+            c.case(format!("prove {how} two-tables {hash}"), "2^6+2^4", format!("x{}", 1 << lb), |c, r| {
+                let traces = TwoTables::traces(6, rand::Rng::gen(r));
+                same_proof_kept_as(c.b, residency, &TwoTables::default(), &traces, &[], &o)
+            });
+            c.case(format!("prove {how} cubic8 {hash}"), "2^7", format!("x{}", 1 << lb), |c, r| {
+                let air = SingleTable(Cubic::new(8));
+                let (t, p) = air.0.trace(7, rand::Rng::gen(r));
+                same_proof_kept_as(c.b, residency, &air, &[t], &p, &o)
+            });
+        }
     }
     // One larger, wide statement.
     let log = c.cfg.max_log.saturating_sub(2).clamp(2, 16);
@@ -113,10 +117,15 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
 pub(crate) fn vm_examples<B: Backend>(c: &mut Checker<B>) {
     for (k, (name, src, inputs)) in vm::examples::ALL.iter().enumerate() {
         for hash in HashKind::ALL {
-            // The first example also spilled (its tables have fixed columns).
-            let spill = (k == 0 && hash == HashKind::Blake3).then_some(Residency::spill_all(1 << 16));
-            for residency in std::iter::once(Residency::Keep).chain(spill) {
-                let label = if residency == Residency::Keep { "" } else { " spilled" };
+            // The first example also spilled and recomputed (its tables
+            // have fixed columns).
+            let first = k == 0 && hash == HashKind::Blake3;
+            let others = [Residency::spill_all(1 << 16), Residency::RECOMPUTE_ALL].into_iter().filter(|_| first);
+            for residency in std::iter::once(Residency::Keep).chain(others) {
+                let label = match residency {
+                    Residency::Keep => String::new(),
+                    other => format!(" {}", other.name()),
+                };
                 c.case(format!("prove vm {name} {hash}{label}"), "-", "x2", |c, _| {
                     let program = vm::assemble(src).map_err(|e| format!("assemble: {e}"))?;
                     let inputs: Vec<F> = inputs.iter().map(|&v| F::new(v)).collect();

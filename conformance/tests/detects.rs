@@ -53,3 +53,30 @@ fn a_wrong_compose_fails_every_proof_but_no_error_case() {
     let report = run_group(&b, &config(), Group::Proofs);
     assert!(report.cases.iter().all(|c| !c.passed()), "{report}");
 }
+
+#[test]
+fn a_wrong_leaf_digest_fails_its_merkle_cases_and_every_recomputed_proof() {
+    // The digest of row 3: commits (their own leaves) are unaffected.
+    let b = Corrupting::new(Stage::MerkleCommit, None, 0, 3);
+    let report = run_group(&b, &config(), Group::Merkle);
+    for c in &report.cases {
+        let rows = 1usize << c.rows.trim_start_matches("2^").parse::<u32>().unwrap();
+        let leaves = c.op.starts_with("leaf_digests");
+        assert_eq!(c.passed(), !leaves || rows <= 3, "{c:?}");
+    }
+    // Recomputed trees are built from leaf digests; kept ones are not.
+    let report = run_group(&b, &config(), Group::Proofs);
+    let recomputed: Vec<_> = report.cases.iter().filter(|c| c.op.contains("recomputed")).collect();
+    assert!(!recomputed.is_empty() && recomputed.iter().all(|c| !c.passed()), "{report}");
+    assert!(report.cases.iter().filter(|c| c.op == "prove cubic16 blake3").all(|c| c.passed()), "{report}");
+}
+
+#[test]
+fn a_wrong_gathered_row_fails_its_merkle_cases() {
+    // The second row asked for, column 0: openings are unaffected.
+    let b = Corrupting::new(Stage::MerkleOpen, None, 0, 1);
+    let report = run_group(&b, &config(), Group::Merkle);
+    for c in &report.cases {
+        assert_eq!(c.passed(), !c.op.starts_with("leaf_digests"), "{c:?}");
+    }
+}

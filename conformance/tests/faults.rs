@@ -222,31 +222,36 @@ fn concurrent_proves_under_sticky_declines_stay_byte_identical() {
     assert_eq!(b.report().get(Stage::Compose).recomputed, 8);
 }
 
-/// A decline in the middle of a spill (past the first few calls of each
-/// site, while LDEs are moved in pieces) is recovered like any other: once
-/// by retry, sticky by recompute, and the proof keeps the clean bytes.
+/// A decline in the middle of a spill or a recompute (past the first few
+/// calls of each site, while LDEs are moved in pieces or rebuilt coset by
+/// coset) is recovered like any other: once by retry, sticky by
+/// recomputing the stage on the host, and the proof keeps the clean bytes.
 #[test]
-fn a_decline_in_the_middle_of_a_spill_is_recovered_with_the_same_bytes() {
+fn a_decline_in_the_middle_of_a_spill_or_a_recompute_is_recovered_with_the_same_bytes() {
     use stark::{ProveSettings, Residency};
     let want = clean();
-    let settings = ProveSettings { residency: Residency::spill_all(512), ..ProveSettings::default() };
-    let prove_spilled = |b: &Flaked| {
-        stark::prove_with_settings(b, &TwoTables::default(), TwoTables::traces(5, 3), &[], &options(), &settings)
-            .map(|(p, stats)| (p.to_bytes(), stats.spilled_bytes))
-    };
-    for site in prover_sites() {
-        for (mode, policy) in [(FaultMode::AfterCalls(3), OnDecline::Strict), (FaultMode::Sticky, OnDecline::Recompute)]
-        {
-            let b = flaked(policy);
-            let g = b.device().arm(site, mode);
-            let (got, spilled) = prove_spilled(&b).unwrap_or_else(|e| panic!("{site} {mode:?}: {e}"));
-            assert!(spilled > 0, "{site}: nothing was spilled");
-            assert!(got == want, "{site} {mode:?}: the spilled proof differs from the clean proof");
-            if mode == FaultMode::Sticky {
-                assert!(g.fired() > 0, "{site}: the spilled prove never reached the site");
+    for residency in [Residency::spill_all(512), Residency::RECOMPUTE_ALL] {
+        let settings = ProveSettings { residency, ..ProveSettings::default() };
+        let prove_in_pieces = |b: &Flaked| {
+            stark::prove_with_settings(b, &TwoTables::default(), TwoTables::traces(5, 3), &[], &options(), &settings)
+                .map(|(p, stats)| (p.to_bytes(), stats.spilled_bytes))
+        };
+        let how = residency.name();
+        for site in prover_sites() {
+            for (mode, policy) in
+                [(FaultMode::AfterCalls(3), OnDecline::Strict), (FaultMode::Sticky, OnDecline::Recompute)]
+            {
+                let b = flaked(policy);
+                let g = b.device().arm(site, mode);
+                let (got, moved) = prove_in_pieces(&b).unwrap_or_else(|e| panic!("{how} {site} {mode:?}: {e}"));
+                assert!(moved > 0, "{how} {site}: nothing was read in pieces");
+                assert!(got == want, "{how} {site} {mode:?}: the proof differs from the clean proof");
+                if mode == FaultMode::Sticky {
+                    assert!(g.fired() > 0, "{how} {site}: the prove never reached the site");
+                }
+                let r = b.report();
+                assert_eq!(r.total().declines > 0, g.fired() > 0, "{how} {site} {mode:?}: {r}");
             }
-            let r = b.report();
-            assert_eq!(r.total().declines > 0, g.fired() > 0, "{site} {mode:?}: {r}");
         }
     }
 }

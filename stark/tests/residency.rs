@@ -1,7 +1,7 @@
-//! Spilled residency gives the kept proof's bytes: every example, both
-//! hashes, blowups 2 to 8, with pieces from a few columns or rows (many
-//! blocks, subtrees and cosets) to the whole matrix, every table spilled
-//! or one alone.
+//! Spilled and recomputed residencies give the kept proof's bytes: every
+//! example, both hashes, blowups 2 to 8, spilled in pieces from a few
+//! columns or rows (many blocks, subtrees and cosets) to the whole matrix,
+//! every table spilled or recomputed, or one alone.
 
 use backend_api::{ColMatrix, HashKind, F};
 use backend_cpu::CpuBackend;
@@ -33,10 +33,17 @@ fn same_bytes<M: Machine>(m: &M, traces: Vec<ColMatrix>, publics: &[F], o: &Proo
         assert!(stats.spilled_bytes > 0, "a spilled proof moves its LDEs");
         assert!(spilled.to_bytes() == kept.to_bytes(), "{residency:?}: the bytes differ");
     }
+    let each = (0..m.tables().len()).map(|t| Residency::Recompute { tables: Tables(1 << t) });
+    for residency in std::iter::once(Residency::RECOMPUTE_ALL).chain(each) {
+        let (recomputed, stats) = prove(residency);
+        assert_eq!(stats.residency, residency);
+        assert!(stats.spilled_bytes > 0, "a recomputed proof interleaves its cosets' outputs on the host");
+        assert!(recomputed.to_bytes() == kept.to_bytes(), "{residency:?}: the bytes differ");
+    }
 }
 
 #[test]
-fn every_example_spilled_equals_kept() {
+fn every_example_spilled_or_recomputed_equals_kept() {
     for hash in HashKind::ALL {
         for log_blowup in 1..=3 {
             let o = options(log_blowup, hash);
@@ -54,7 +61,7 @@ fn every_example_spilled_equals_kept() {
 }
 
 #[test]
-fn tiny_tables_spill_too() {
+fn tiny_tables_spill_and_recompute_too() {
     let fib = SingleTable(Fibonacci::default());
     for log_n in 0..=2 {
         let (t, p) = Fibonacci::trace(log_n, F::new(2), F::new(3));
@@ -62,9 +69,9 @@ fn tiny_tables_spill_too() {
     }
 }
 
-/// Two tables of one height: one DEEP codeword over both. Spilling one
-/// alone puts a kept table in a spilled group (its cosets go through the
-/// host).
+/// Two tables of one height: one DEEP codeword over both. Spilling or
+/// recomputing one alone puts a kept table in a group read by cosets (its
+/// cosets go through the host).
 struct Twins(Cubic, Cubic);
 
 impl Machine for Twins {
@@ -74,7 +81,7 @@ impl Machine for Twins {
 }
 
 #[test]
-fn a_kept_table_in_a_spilled_deep_group() {
+fn a_kept_table_in_a_deep_group_read_by_cosets() {
     let m = Twins(Cubic::new(3), Cubic::new(5));
     // Same seed: both traces start from the same x_0, the shared public.
     let (a, p) = m.0.trace(6, 9);

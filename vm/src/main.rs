@@ -80,6 +80,7 @@ enum ResidencyChoice {
     Auto,
     Keep,
     Spill,
+    Recompute,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -115,7 +116,7 @@ struct ProveArgs {
     /// Reed-Solomon blowup: 2, 4, 8 or 16
     #[arg(long, default_value_t = default_options().blowup())]
     blowup: u64,
-    /// Where the low-degree extensions live: keep them on the device, or spill them to host memory and stream them back in pieces (for proofs bigger than the device); auto spills the largest tables when the proof's device set exceeds the device's budget (--vram-budget). Proof bytes are the same
+    /// Where the low-degree extensions live: keep them on the device; recompute them (keep only the traces and rebuild each coset of an LDE whenever a stage reads it); or spill them to host memory and stream them back in pieces. auto keeps them while the proof's device set fits the device's budget (--vram-budget), else recomputes the largest tables, else spills them. Proof bytes are the same
     #[arg(long, value_enum, default_value_t = ResidencyChoice::Auto)]
     residency: ResidencyChoice,
     /// FRI queries
@@ -575,6 +576,7 @@ impl<'a> Run<'a> {
             (ResidencyChoice::Auto, Some(budget)) => stark::Residency::auto(&set, budget),
             (ResidencyChoice::Spill, Some(budget)) => stark::Residency::spill_all_within(&set, budget),
             (ResidencyChoice::Spill, None) => stark::Residency::spill_all(SPILL_PIECE_BYTES),
+            (ResidencyChoice::Recompute, _) => stark::Residency::RECOMPUTE_ALL,
         })
     }
 
@@ -643,17 +645,26 @@ impl Report<'_, '_> {
     fn memory_line(&self) -> String {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let r = self.stats.residency;
+        let which = |how: &str| {
+            let not_kept: Vec<&str> =
+                self.heights.iter().enumerate().filter(|(t, _)| r.in_pieces(*t)).map(|(_, h)| h.0.as_str()).collect();
+            if not_kept.len() == self.heights.len() {
+                format!("of every table {how}")
+            } else {
+                format!("of {} {how}, the rest kept", not_kept.join(", "))
+            }
+        };
+        let moved = gib(self.stats.spilled_bytes);
         let mut line = match r {
             stark::Residency::Keep => "memory    LDEs kept".to_string(),
+            stark::Residency::Recompute { .. } => {
+                format!(
+                    "memory    LDEs {} ({moved:.2} GiB of outputs moved between host and device)",
+                    which("recomputed")
+                )
+            }
             stark::Residency::Spill { chunk_bytes, .. } => {
-                let spilled: Vec<&str> =
-                    self.heights.iter().enumerate().filter(|(t, _)| r.spills(*t)).map(|(_, h)| h.0.as_str()).collect();
-                let which = if spilled.len() == self.heights.len() {
-                    "of every table spilled".to_string()
-                } else {
-                    format!("of {} spilled, the rest kept", spilled.join(", "))
-                };
-                let moved = gib(self.stats.spilled_bytes);
+                let which = which("spilled");
                 // Pieces under a budget can be a few MiB.
                 let piece = if chunk_bytes < 1 << 30 {
                     format!("{:.1} MiB", chunk_bytes as f64 / (1u64 << 20) as f64)
@@ -709,6 +720,7 @@ impl Report<'_, '_> {
             }).collect::<Vec<_>>()),
             "residency": self.stats.residency.name(),
             "spilled_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.spills(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
+            "recomputed_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.recomputes(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
             "spilled_bytes": self.stats.spilled_bytes,
             "device_peak_bytes": self.device_peak,
             "timings_ms": spans,

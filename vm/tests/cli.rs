@@ -386,7 +386,7 @@ fn bad_batch_and_device_flags_fail_with_one_line() {
 }
 
 #[test]
-fn a_spilled_prove_writes_the_kept_proof_and_says_what_it_moved() {
+fn spilled_and_recomputed_proves_write_the_kept_proof_and_say_what_they_did() {
     let dir = tempfile::tempdir().unwrap();
     let prove = |residency: &str, out: &str| {
         let o = prove_fib(dir.path(), &["--backend", "cpu", "--residency", residency, "--out", out, "--json"]);
@@ -398,8 +398,13 @@ fn a_spilled_prove_writes_the_kept_proof_and_says_what_it_moved() {
     assert_eq!((kept["residency"].as_str(), kept["spilled_bytes"].as_u64()), (Some("keep"), Some(0)));
     assert_eq!(spilled["residency"], "spill");
     assert!(spilled["spilled_bytes"].as_u64().unwrap() > 0, "{spilled}");
+    let recomputed = prove("recompute", "recomputed.proof");
+    assert_eq!(recomputed["residency"], "recompute");
+    // Every table of the VM: cpu, memory, program, range.
+    assert_eq!(recomputed["recomputed_tables"].as_array().map(Vec::len), Some(4), "{recomputed}");
     // Without a device budget, auto keeps.
     assert_eq!(prove("auto", "auto.proof")["residency"], "keep");
     let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
     assert!(read("kept.proof") == read("spilled.proof"), "spilling changed the proof file");
+    assert!(read("kept.proof") == read("recomputed.proof"), "recomputing changed the proof file");
 }

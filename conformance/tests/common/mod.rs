@@ -22,12 +22,13 @@ impl Corrupting {
         Corrupting { cpu: CpuBackend::new(), stage, table, column, row }
     }
 
+    fn hits(&self, stage: Stage, ctx: &Ctx) -> bool {
+        stage == self.stage && self.table.is_none_or(|t| t == ctx.table)
+    }
+
     fn touch(&self, stage: Stage, ctx: &Ctx, m: Result<CpuMatrix>) -> Result<CpuMatrix> {
         let m = m?;
-        let hit = stage == self.stage
-            && self.table.is_none_or(|t| t == ctx.table)
-            && self.row < m.height()
-            && self.column < m.width();
+        let hit = self.hits(stage, ctx) && self.row < m.height() && self.column < m.width();
         if !hit {
             return Ok(m);
         }
@@ -57,6 +58,15 @@ impl Wrapper for Corrupting {
         Ok(match op.dispatch(&self.cpu, ctx)? {
             Out::Matrix(m) if computed => Out::Matrix(self.touch(stage, ctx, Ok(m))?),
             Out::LogUp(m, sum) => Out::LogUp(self.touch(stage, ctx, Ok(m))?, sum),
+            // Leaf digests by row; gathered rows by (row asked, column).
+            Out::Digests(mut d) if self.hits(stage, ctx) && self.row < d.len() => {
+                d[self.row][0] ^= 1;
+                Out::Digests(d)
+            }
+            Out::Rows(mut r) if self.hits(stage, ctx) && self.row < r.len() && self.column < r[self.row].len() => {
+                r[self.row][self.column] += F::ONE;
+                Out::Rows(r)
+            }
             out => out,
         })
     }

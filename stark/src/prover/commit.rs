@@ -1,15 +1,18 @@
 //! The commitment layer: a committed matrix owns what its commitment needs
 //! later (its low-degree extension, its Merkle tree, how a queried row is
-//! recovered), kept on the backend or spilled to host memory
-//! ([`super::spill`]). Either way the root and the openings are the same
-//! bytes.
+//! recovered), kept on the backend, spilled to host memory
+//! ([`super::spill`]) or rebuilt from its trace ([`super::recompute`]).
+//! Every way, the root and the openings are the same bytes.
 
+use super::recompute::{ByCosets, Cosets, Recipe};
 use super::spill::{self, Spiller};
 use backend_api::hash::hash_node;
 use backend_api::{
-    Backend, BackendError, ColMatrix, Coset, Ctx, DeviceTree, Digest, Ext, HashKind, Result, RowOpening, Stage, F,
+    Backend, BackendError, ColMatrix, Coset, Ctx, DeviceMatrix, DeviceTree, Digest, Ext, HashKind, Result, RowOpening,
+    Stage, F,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// A matrix on `B` committed row by row.
 pub struct Committed<B: Backend> {
@@ -19,6 +22,7 @@ pub struct Committed<B: Backend> {
 enum Store<B: Backend> {
     Kept { lde: B::Matrix, tree: B::Tree },
     Spilled(Spilled<B>),
+    ByCosets(ByCosets<B>),
 }
 
 /// A spilled commitment: the matrix on the host, one subtree per block of
@@ -85,19 +89,63 @@ impl<B: Backend> Committed<B> {
         Ok(Committed { store: Store::Spilled(Spilled { lde, block_rows, subtrees, top }) })
     }
 
+    /// Commits the LDE `recipe` describes without keeping it: its cosets
+    /// are rebuilt from the trace whenever they are read.
+    pub(crate) fn recomputed(b: &B, ctx: &Ctx, recipe: Recipe<B>, hash: HashKind) -> Result<Committed<B>> {
+        let log_cosets = recipe.log_blowup;
+        Ok(Committed { store: Store::ByCosets(ByCosets::commit(b, ctx, Cosets::Rebuilt(recipe), log_cosets, hash)?) })
+    }
+
+    /// Commits a matrix on an LDE domain of 2^log_cosets cosets of the
+    /// trace domain as those cosets, held on the backend (split through
+    /// the host once), so the stages that read it by cosets borrow them.
+    pub(crate) fn held_cosets(
+        s: &Spiller<B>,
+        ctx: &Ctx,
+        m: B::Matrix,
+        log_cosets: u32,
+        hash: HashKind,
+    ) -> Result<Committed<B>> {
+        let host = s.down(ctx, &m)?;
+        drop(m);
+        let whole = std::slice::from_ref(&host);
+        let cosets = (0..1usize << log_cosets)
+            .map(|j| s.up(ctx, &s.host(|| spill::coset_rows(ctx, whole, j, log_cosets))?))
+            .collect::<Result<Vec<_>>>()?;
+        let by = ByCosets::commit(s.backend, ctx, Cosets::Held(cosets), log_cosets, hash)?;
+        Ok(Committed { store: Store::ByCosets(by) })
+    }
+
     pub fn root(&self) -> Digest {
         match &self.store {
             Store::Kept { tree, .. } => tree.root(),
             Store::Spilled(s) => s.top.last().and_then(|l| l.first()).copied().unwrap_or_default(),
+            Store::ByCosets(c) => c.root(),
         }
     }
 
-    /// The committed matrix on the backend; `None` when it is spilled
-    /// (the stages that read it take it by [`Committed::piece`]).
+    /// The columns' polynomials at `points`, off `domain` (the matrix's):
+    /// spilled, from the whole matrix uploaded.
+    pub(crate) fn evaluate_at(
+        &self,
+        s: Option<&Spiller<B>>,
+        backend: &B,
+        ctx: &Ctx,
+        domain: Coset,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>> {
+        match &self.store {
+            Store::ByCosets(c) => c.evaluate_at(backend, ctx, domain, points),
+            _ => backend.evaluate_at(ctx, self.piece(s, ctx, 0, 0)?.get(), domain, points),
+        }
+    }
+
+    /// The committed matrix on the backend; `None` when it is spilled or
+    /// recomputed (the stages that read it take it by [`Committed::piece`]).
     pub fn matrix(&self) -> Option<&B::Matrix> {
         match &self.store {
             Store::Kept { lde, .. } => Some(lde),
-            Store::Spilled(_) => None,
+            Store::Spilled(_) | Store::ByCosets(_) => None,
         }
     }
 
@@ -117,26 +165,33 @@ impl<B: Backend> Committed<B> {
         match &self.store {
             Store::Kept { lde, tree } => backend.open(ctx, lde, tree, rows),
             Store::Spilled(s) => s.open(backend, ctx, rows, moved),
+            Store::ByCosets(c) => c.open(backend, ctx, rows),
         }
     }
 
     /// The committed matrix's piece `j` of 2^log_pieces: the whole matrix
     /// on the backend when kept (one piece), else its rows on coset `j` of
-    /// the trace domain, uploaded.
+    /// the trace domain, uploaded or rebuilt.
     pub(crate) fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match &self.store {
             Store::Kept { lde, .. } => Piece::kept(lde, s, ctx, j, log_pieces),
             Store::Spilled(sp) => Piece::spilled(s, ctx, &sp.lde, j, log_pieces),
+            Store::ByCosets(c) => match s {
+                Some(s) => c.piece(s.backend, ctx, j, log_pieces),
+                None => Err(unspilled(Stage::CosetLde)),
+            },
         }
     }
 }
 
 /// A matrix that is not committed (a trace, fixed columns' LDE), kept on
-/// the backend or spilled to the host, read whole or coset by coset.
+/// the backend (shared with a recomputed commitment's recipe), spilled to
+/// the host, or rebuilt from its trace; read whole or coset by coset.
 pub(crate) enum Held<B: Backend> {
-    Kept(B::Matrix),
+    Kept(Arc<B::Matrix>),
     /// Blocks of columns.
     Spilled(Vec<ColMatrix>),
+    Recomputed(Recipe<B>),
 }
 
 impl<B: Backend> Held<B> {
@@ -152,6 +207,11 @@ impl<B: Backend> Held<B> {
     ) -> Result<Vec<Vec<Ext>>> {
         let (blocks, s) = match (self, s) {
             (Held::Kept(m), _) => return backend.evaluate_at(ctx, m, domain, points),
+            (Held::Recomputed(r), _) => {
+                // The trace's polynomial is the LDE's: evaluated from the trace.
+                let trace_domain = Coset::subgroup(r.trace.height().trailing_zeros());
+                return backend.evaluate_at(ctx, &r.trace, trace_domain, points);
+            }
             (Held::Spilled(blocks), Some(s)) => (blocks, s),
             (Held::Spilled(_), None) => return Err(unspilled(Stage::OutOfDomain)),
         };
@@ -171,17 +231,18 @@ impl<B: Backend> Held<B> {
 
     pub fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match self {
-            Held::Kept(m) => Piece::kept(m, s, ctx, j, log_pieces),
+            Held::Kept(m) => Piece::kept(m.as_ref(), s, ctx, j, log_pieces),
             Held::Spilled(host) => Piece::spilled(s, ctx, host, j, log_pieces),
+            Held::Recomputed(r) => Piece::rebuilt(r, s, ctx, j, log_pieces),
         }
     }
 }
 
 /// One piece of a matrix on the backend: the kept matrix itself, or an
-/// upload of spilled rows (freed when dropped).
+/// upload of spilled rows or a rebuilt coset (freed when dropped).
 pub(crate) enum Piece<'a, B: Backend> {
     Kept(&'a B::Matrix),
-    Uploaded(B::Matrix),
+    Owned(B::Matrix),
 }
 
 impl<'a, B: Backend> Piece<'a, B> {
@@ -193,7 +254,7 @@ impl<'a, B: Backend> Piece<'a, B> {
         }
         let Some(s) = s else { return Err(unspilled(Stage::Deep)) };
         let host = [s.down(ctx, m)?];
-        Ok(Piece::Uploaded(s.up(ctx, &s.host(|| spill::coset_rows(ctx, &host, j, log_pieces))?)?))
+        Ok(Piece::Owned(s.up(ctx, &s.host(|| spill::coset_rows(ctx, &host, j, log_pieces))?)?))
     }
 
     fn spilled(
@@ -204,13 +265,19 @@ impl<'a, B: Backend> Piece<'a, B> {
         log_pieces: u32,
     ) -> Result<Piece<'a, B>> {
         let Some(s) = s else { return Err(unspilled(Stage::Upload)) };
-        Ok(Piece::Uploaded(s.up(ctx, &s.host(|| spill::coset_rows(ctx, host, j, log_pieces))?)?))
+        Ok(Piece::Owned(s.up(ctx, &s.host(|| spill::coset_rows(ctx, host, j, log_pieces))?)?))
+    }
+
+    /// Piece `j` of a recomputed LDE, rebuilt on the spiller's backend.
+    fn rebuilt(r: &Recipe<B>, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'a, B>> {
+        let Some(s) = s else { return Err(unspilled(Stage::CosetLde)) };
+        Ok(Piece::Owned(r.piece(s.backend, ctx, j, log_pieces)?))
     }
 
     pub fn get(&self) -> &B::Matrix {
         match self {
             Piece::Kept(m) => m,
-            Piece::Uploaded(m) => m,
+            Piece::Owned(m) => m,
         }
     }
 }
@@ -255,7 +322,8 @@ impl<B: Backend> Spilled<B> {
     }
 }
 
-/// A spilled matrix reached by a prover that is not spilling (a bug).
+/// A spilled or recomputed matrix reached by a prover that keeps its
+/// matrices (a bug).
 fn unspilled(stage: Stage) -> BackendError {
-    BackendError::invalid(stage, "a spilled matrix read by a prover that keeps its matrices")
+    BackendError::invalid(stage, "a matrix not kept read by a prover that keeps its matrices")
 }

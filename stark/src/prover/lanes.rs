@@ -48,6 +48,7 @@ pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
         aux_width: shape.aux_width as u64,
         parts: shape.parts as u64,
         spill_piece: None,
+        recompute: false,
     }
 }
 
@@ -57,7 +58,11 @@ pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions, residenc
         Residency::Spill { chunk_bytes, tables } if tables.contains(t) => Some(chunk_bytes),
         _ => None,
     };
-    let tables = shapes.iter().enumerate().map(|(t, s)| TableDims { spill_piece: piece(t), ..dims(s, options) });
+    let tables = shapes.iter().enumerate().map(|(t, s)| TableDims {
+        spill_piece: piece(t),
+        recompute: residency.recomputes(t),
+        ..dims(s, options)
+    });
     DeviceSet { tables: tables.collect() }
 }
 

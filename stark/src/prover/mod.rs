@@ -3,11 +3,13 @@
 //! protocol's rounds ([`rounds`], then [`fri`] for folding and the
 //! queries); a round's per-table work runs through [`tables`]; each
 //! committed matrix is owned by the commitment layer ([`commit`]), kept on
-//! the backend or spilled to the host ([`spill`]).
+//! the backend, spilled to the host ([`spill`]) or rebuilt from its trace
+//! ([`recompute`]).
 
 mod commit;
 mod fri;
 mod lanes;
+mod recompute;
 mod rounds;
 mod spill;
 mod tables;
@@ -251,12 +253,18 @@ fn setup<'a, B: Backend, M: Machine + ?Sized>(
     let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
     protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
     let order = lanes::heaviest_first(&shapes, options);
+    // A recomputing proof moves only the pieces' outputs, which
+    // interleave on the host as a spilled proof's do.
     let spill = match settings.residency {
         Residency::Keep => None,
-        Residency::Spill { chunk_bytes, .. } => {
-            Some(spill::SpillState { chunk_bytes, moved: 0.into(), clock: spill::SpillClock::default() })
-        }
+        Residency::Spill { chunk_bytes, .. } => Some(chunk_bytes),
+        Residency::Recompute { .. } => Some(0),
     };
+    let spill = spill.map(|chunk_bytes| spill::SpillState {
+        chunk_bytes,
+        moved: 0.into(),
+        clock: spill::SpillClock::default(),
+    });
     let residency = settings.residency;
     let p =
         Prover { backend, tables, shapes, options, publics, conduct, clock, log_max, lanes, order, residency, spill };

@@ -14,6 +14,7 @@ use crate::protocol::{self, FriStep, TableShape};
 use crate::transcript::Transcript;
 use backend_api::{Backend, BackendError, ColMatrix, Coset, Ctx, DeepColumns, DeepPoint, Ext, LogUpInputs, F};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// What every round reads: the backend, the statement's tables and shapes,
 /// the options, and the stage clock.
@@ -37,10 +38,10 @@ pub(super) struct Prover<'a, B: Backend> {
 
 /// A table's main and fixed columns on the trace domain, kept for the
 /// LogUp build and the out-of-domain values (n/N of the work on the LDE),
-/// which takes them.
+/// which takes them (a recomputed LDE's recipe shares them).
 pub(super) struct Traces<B: Backend> {
     pub main: Held<B>,
-    pub fixed: Option<B::Matrix>,
+    pub fixed: Option<Arc<B::Matrix>>,
 }
 
 /// The main round's result: each table's traces and committed main
@@ -57,7 +58,7 @@ pub(super) struct MainRound<B: Backend> {
 pub(super) struct AuxRound<B: Backend> {
     pub challenges: Vec<Ext>,
     pub commits: Vec<Option<Committed<B>>>,
-    pub traces: Vec<Option<B::Matrix>>,
+    pub traces: Vec<Option<Arc<B::Matrix>>>,
     pub values: Vec<Vec<Ext>>,
 }
 
@@ -77,27 +78,24 @@ impl<B: Backend> Prover<'_, B> {
         let tables = self.per_table_taking(traces, |t, ctx, host| {
             let shape = &self.shapes[t];
             let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
-                // Kept, the host trace goes once uploaded; spilled, it stays
-                // on the host and the LDE is made from it in column blocks.
-                match self.spiller_for(t) {
-                    None => {
-                        let dev = b.upload(ctx, &host)?;
-                        drop(host);
-                        let main = Committed::extend(b, ctx, &dev, o.log_blowup, shape.shift, o.hash)?;
-                        Ok((Held::Kept(dev), main))
-                    }
-                    Some(s) => {
-                        let main = Committed::extend_spilled(&s, ctx, &host, o.log_blowup, shape.shift, o.hash)?;
-                        Ok((Held::Spilled(vec![host]), main))
-                    }
+                // Kept or recomputed, the host trace goes once uploaded;
+                // spilled, it stays on the host and the LDE is made from it
+                // in column blocks.
+                if let Some(s) = self.spiller_for(t) {
+                    let main = Committed::extend_spilled(&s, ctx, &host, o.log_blowup, shape.shift, o.hash)?;
+                    return Ok((Held::Spilled(vec![host]), main));
                 }
+                let dev = Arc::new(b.upload(ctx, &host)?);
+                drop(host);
+                Ok((Held::Kept(dev.clone()), self.extend(ctx, t, &dev)?))
             })?;
             let fixed = match self.tables[t].fixed_trace() {
                 Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
-                    let dev = b.upload(ctx, f)?;
+                    let dev = Arc::new(b.upload(ctx, f)?);
                     let lde = match self.spiller_for(t) {
-                        None => Held::Kept(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?),
                         Some(s) => Held::Spilled(s.extend(ctx, f, o.log_blowup, shape.shift)?),
+                        None if self.residency.recomputes(t) => Held::Recomputed(self.recipe(t, &dev)),
+                        None => Held::Kept(Arc::new(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?)),
                     };
                     Ok((dev, lde))
                 })?),
@@ -135,12 +133,13 @@ impl<B: Backend> Prover<'_, B> {
                 let inputs = LogUpInputs {
                     logup,
                     main: main.get(),
-                    fixed: traces[t].fixed.as_ref(),
+                    fixed: traces[t].fixed.as_deref(),
                     z: challenges[logup.z],
                     alpha: challenges[logup.alpha],
                 };
                 b.logup_aux(ctx, &inputs)
             })?;
+            let trace = Arc::new(trace);
             let aux = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, &trace))?;
             Ok(Some((trace, aux, sum)))
         })?;
@@ -199,7 +198,7 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         tr: &mut Transcript,
         traces: Vec<Traces<B>>,
-        aux_traces: Vec<Option<B::Matrix>>,
+        aux_traces: Vec<Option<Arc<B::Matrix>>>,
         parts: &[Committed<B>],
     ) -> Result<(Ext, Vec<TableOod>), ProveError> {
         let z = protocol::draw_ood_point(tr);
@@ -215,8 +214,8 @@ impl<B: Backend> Prover<'_, B> {
                     Some(a) => b.evaluate_at(ctx, a, trace_domain, &points)?,
                     None => vec![vec![]; points.len()],
                 };
-                let whole = parts[t].piece(self.spiller().as_ref(), ctx, 0, 0)?;
-                let quotient = b.evaluate_at(ctx, whole.get(), self.lde_domain(t), &[z])?.remove(0);
+                let s = self.spiller();
+                let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, self.lde_domain(t), &[z])?.remove(0);
                 Ok(TableOod { main, aux, quotient })
             })?)
         })?;
@@ -258,7 +257,7 @@ impl<B: Backend> Prover<'_, B> {
                 let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
                 let s = self.spiller();
                 let d = self.clock.time("deep", &label, || {
-                    let spilled = group.iter().any(|&t| self.residency.spills(t));
+                    let spilled = group.iter().any(|&t| self.residency.in_pieces(t));
                     self.by_pieces(&ctx, domain, spilled, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.
                         let mut pieces = Vec::with_capacity(group.len());

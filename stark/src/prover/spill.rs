@@ -30,6 +30,10 @@ pub enum Residency {
     /// time (a trace's size) go to the backend. The other tables keep
     /// theirs.
     Spill { chunk_bytes: u64, tables: Tables },
+    /// The LDEs of `tables` kept nowhere: each coset is rebuilt from the
+    /// table's traces, which stay on the backend, whenever a stage reads
+    /// it ([`super::recompute`]). The other tables keep theirs.
+    Recompute { tables: Tables },
 }
 
 /// A set of tables by index (bit t: table t; at most 64 tables).
@@ -50,17 +54,31 @@ impl Residency {
         Residency::Spill { chunk_bytes, tables: Tables::ALL }
     }
 
+    /// Every table recomputed.
+    pub const RECOMPUTE_ALL: Residency = Residency::Recompute { tables: Tables::ALL };
+
     /// Whether table `t` is spilled.
     pub fn spills(&self, t: usize) -> bool {
         matches!(self, Residency::Spill { tables, .. } if tables.contains(t))
     }
 
+    /// Whether table `t`'s LDEs are recomputed.
+    pub fn recomputes(&self, t: usize) -> bool {
+        matches!(self, Residency::Recompute { tables } if tables.contains(t))
+    }
+
+    /// Whether table `t`'s LDEs are read a coset at a time (not kept).
+    pub fn in_pieces(&self, t: usize) -> bool {
+        self.spills(t) || self.recomputes(t)
+    }
+
     /// The residency of a proof whose tables kept would need `set` (the
     /// memory model's device set, [`crate::device_set`]): keep when it
-    /// fits `budget`, else spill the largest tables, one at a time, until
-    /// the kept tables' sets and the spilled tables' own (about a trace's
-    /// size each) fit; the spilled tables' pieces share half of what is
-    /// left.
+    /// fits `budget`; else recompute the largest tables, one at a time,
+    /// until the set fits (recomputing moves nothing over the bus); else
+    /// spill the largest tables until the kept tables' sets and the
+    /// spilled tables' own (about a trace's size each) fit, the spilled
+    /// tables' pieces sharing half of what is left.
     pub fn auto(set: &DeviceSet, budget: u64) -> Residency {
         let kept: Vec<u64> = set.tables.iter().map(memory::table_device_set).collect();
         if kept.iter().sum::<u64>() <= budget {
@@ -68,13 +86,20 @@ impl Residency {
         }
         let mut order: Vec<usize> = (0..set.tables.len().min(64)).collect();
         order.sort_by_key(|&t| std::cmp::Reverse(kept[t]));
-        let mut tables = Tables(0);
-        for t in order {
-            tables.0 |= 1 << t;
-            if held(set, tables) <= budget {
-                break;
+        let largest_first = |fits: &dyn Fn(Tables) -> bool| {
+            let mut tables = Tables(0);
+            for &t in &order {
+                tables.0 |= 1 << t;
+                if fits(tables) {
+                    return Some(tables);
+                }
             }
+            None
+        };
+        if let Some(tables) = largest_first(&|tables| recomputed(set, tables) <= budget) {
+            return Residency::Recompute { tables };
         }
+        let tables = largest_first(&|tables| held(set, tables) <= budget).unwrap_or(Tables::ALL);
         Residency::Spill { chunk_bytes: pieces(set, tables, budget), tables }
     }
 
@@ -88,6 +113,7 @@ impl Residency {
         match self {
             Residency::Keep => "keep",
             Residency::Spill { .. } => "spill",
+            Residency::Recompute { .. } => "recompute",
         }
     }
 }
@@ -98,6 +124,13 @@ fn held(set: &DeviceSet, tables: Tables) -> u64 {
         let piece = tables.contains(t).then_some(0);
         memory::table_device_set(&TableDims { spill_piece: piece, ..*d })
     };
+    set.tables.iter().enumerate().map(dims).sum()
+}
+
+/// The device bytes of `set` with `tables` recomputed.
+fn recomputed(set: &DeviceSet, tables: Tables) -> u64 {
+    let dims =
+        |(t, d): (usize, &TableDims)| memory::table_device_set(&TableDims { recompute: tables.contains(t), ..*d });
     set.tables.iter().enumerate().map(dims).sum()
 }
 
@@ -315,14 +348,20 @@ mod tests {
     }
 
     #[test]
-    fn auto_keeps_what_fits_and_spills_the_largest_tables_first() {
+    fn auto_keeps_what_fits_then_recomputes_then_spills_the_largest_tables_first() {
         let table =
             |log_n, main_width| TableDims { log_n, log_blowup: 2, main_width, parts: 1, ..TableDims::default() };
         // The seeds' table beside a small one: kept, about 45 GiB.
         let set = DeviceSet { tables: vec![table(12, 8), table(21, 449)] };
         assert_eq!(Residency::auto(&set, 64 << 30), Residency::Keep);
+        // Recomputed, the large table holds its trace and two cosets' room.
         let r = Residency::auto(&set, 24 << 30);
-        assert!(r.spills(1) && !r.spills(0), "{r:?}");
+        assert!(r.recomputes(1) && !r.in_pieces(0), "{r:?}");
+        let Residency::Recompute { tables } = r else { unreachable!() };
+        assert!(recomputed(&set, tables) <= 24 << 30);
+        // Below that, spilled.
+        let r = Residency::auto(&set, 16 << 30);
+        assert!(r.spills(1) && !r.spills(0) && !r.recomputes(1), "{r:?}");
         let Residency::Spill { chunk_bytes, .. } = r else { unreachable!() };
         assert!(chunk_bytes > 1 << 30 && chunk_bytes < 8 << 30, "{chunk_bytes}");
         // Spilled as chosen, the set fits the budget.
@@ -334,7 +373,7 @@ mod tests {
                 memory::table_device_set(&TableDims { spill_piece: r.spills(t).then_some(chunk_bytes), ..*d })
             })
             .sum();
-        assert!(spilled <= 24 << 30, "{spilled}");
+        assert!(spilled <= 16 << 30, "{spilled}");
         let all = Residency::spill_all_within(&set, 24 << 30);
         assert!(all.spills(0) && all.spills(1) && !Residency::Keep.spills(0));
     }

@@ -1,13 +1,16 @@
 //! How a round's per-table work runs: every table at once on its lane,
-//! each kept on the backend or spilled to the host ([`super::spill`]),
-//! and the stages that read a whole LDE piece by piece when it is spilled.
+//! each kept on the backend, spilled to the host ([`super::spill`]) or
+//! recomputed ([`super::recompute`]), and the stages that read a whole LDE
+//! piece by piece when it is not kept.
 
 use super::commit::{Committed, Held, Piece};
+use super::recompute::Recipe;
 use super::rounds::{AuxRound, MainRound, Prover};
 use super::spill::{self, Spiller};
 use super::{Conduct, ProveError};
 use backend_api::{Backend, BackendError, ComposeInputs, Coset, Ctx, Ext};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 impl<B: Backend> Prover<'_, B> {
     /// Runs `f` for every table, all at once (heaviest first, each on its
@@ -55,27 +58,40 @@ impl<B: Backend> Prover<'_, B> {
         })
     }
 
-    /// Extends and commits a trace made on the backend: kept there, or
-    /// spilled to the host.
-    pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: &B::Matrix) -> Result<Committed<B>, BackendError> {
+    /// Extends and commits a trace made on the backend: kept there,
+    /// spilled to the host, or recomputed from the trace (which the
+    /// commitment then shares).
+    pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: &Arc<B::Matrix>) -> Result<Committed<B>, BackendError> {
         let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
         match self.spiller_for(t) {
-            None => Committed::extend(b, ctx, dev, o.log_blowup, shift, o.hash),
             Some(s) => Committed::extend_spilled(&s, ctx, &s.down(ctx, dev)?, o.log_blowup, shift, o.hash),
+            None if self.residency.recomputes(t) => Committed::recomputed(b, ctx, self.recipe(t, dev), o.hash),
+            None => Committed::extend(b, ctx, dev, o.log_blowup, shift, o.hash),
         }
     }
 
-    /// Commits table `t`'s matrix on its evaluation domain, kept or spilled.
+    /// How table `t`'s LDE of the trace `dev` is rebuilt.
+    pub(super) fn recipe(&self, t: usize, dev: &Arc<B::Matrix>) -> Recipe<B> {
+        Recipe { trace: dev.clone(), log_blowup: self.options.log_blowup, shift: self.shapes[t].shift }
+    }
+
+    /// Commits table `t`'s matrix on its evaluation domain: kept, spilled,
+    /// or, for a recomputed table (whose stages read it by cosets), held
+    /// as its cosets.
     pub(super) fn commit_rows(&self, ctx: &Ctx, t: usize, m: B::Matrix) -> Result<Committed<B>, BackendError> {
-        match self.spiller_for(t) {
-            None => Committed::rows(self.backend, ctx, m, self.options.hash),
-            Some(s) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], self.options.hash),
+        let hash = self.options.hash;
+        match (self.spiller_for(t), self.spiller()) {
+            (Some(s), _) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], hash),
+            (None, Some(s)) if self.residency.recomputes(t) => {
+                Committed::held_cosets(&s, ctx, m, self.options.log_blowup, hash)
+            }
+            _ => Committed::rows(self.backend, ctx, m, hash),
         }
     }
 
     /// Runs `f` on each piece of `domain` and returns its outputs as one
-    /// matrix on `domain`. Kept, the piece is the whole domain; spilled,
-    /// piece j is coset j of the trace domain, s * g^j * <w_n> (rows j, j +
+    /// matrix on `domain`. Kept, the piece is the whole domain; spilled or
+    /// recomputed, piece j is coset j of the trace domain, s * g^j * <w_n> (rows j, j +
     /// B, ... of the LDE), and the outputs interleave back.
     pub(super) fn by_pieces(
         &self,
@@ -106,7 +122,7 @@ impl<B: Backend> Prover<'_, B> {
         alpha: Ext,
     ) -> Result<B::Matrix, BackendError> {
         let s = self.spiller();
-        self.by_pieces(ctx, self.lde_domain(t), self.residency.spills(t), |j, log_pieces, domain| {
+        self.by_pieces(ctx, self.lde_domain(t), self.residency.in_pieces(t), |j, log_pieces, domain| {
             let main_p = main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?;
             let aux_p = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
             let fixed_p = fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
