@@ -251,13 +251,14 @@ pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
 }
 
 /// What a table whose LDEs are recomputed keeps on the device: its
-/// traces (the recipes), the quotient parts' LDE with its tree (the
-/// parts have no trace to rebuild them from), and the DEEP and FRI
-/// bounds. The main and auxiliary trees are on the host.
+/// traces (the recipes), the quotient parts' LDE with its tree and a copy
+/// of its cosets (the parts have no trace to rebuild them from), and the
+/// DEEP and FRI bounds. The main and auxiliary trees are on the host.
 pub fn recomputed_resident(d: &TableDims) -> u64 {
     let (n, big) = (d.n(), d.lde_rows());
     let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
-    add(&[matrix_bytes(n, d.trace_width()), matrix_bytes(big, d.parts.saturating_mul(3)), tree_bytes(big), deep_fri])
+    let parts = matrix_bytes(big, d.parts.saturating_mul(3));
+    add(&[matrix_bytes(n, d.trace_width()), parts.saturating_mul(2), tree_bytes(big), deep_fri])
 }
 
 /// A recomputed table's room on top: one coset of every matrix
@@ -382,6 +383,20 @@ mod tests {
         assert!(spilled.bytes() < 24 << 30 && spilled.bytes() > 8 << 30, "{}", spilled.bytes());
         assert_eq!(spilled_transient(&d, 17 << 29), 17 << 29, "the piece outweighs a coset");
         assert_eq!(spilled_transient(&d, 1), matrix_bytes(1 << 21, 449 + 3 + 6));
+    }
+
+    #[test]
+    fn a_recomputed_table_holds_its_traces_and_two_cosets() {
+        // The seeds' table: trace 7 GiB; resident adds the parts twice, a
+        // tree and the DEEP/FRI bounds; room for a coset and its scratch.
+        let d =
+            TableDims { log_n: 21, log_blowup: 2, main_width: 449, parts: 1, recompute: true, ..TableDims::default() };
+        let parts = matrix_bytes(1 << 23, 3);
+        let deep_fri = 2 * (parts + tree_bytes(1 << 23));
+        assert_eq!(table_resident(&d), matrix_bytes(1 << 21, 449) + 2 * parts + tree_bytes(1 << 23) + deep_fri);
+        assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 449 + 3 + 6));
+        let kept = table_device_set(&TableDims { recompute: false, ..d });
+        assert!(table_device_set(&d) < 24 << 30 && kept > 44 << 30, "{kept}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use crate::stream::Scope;
 use crate::{digest_bytes, level_offsets, CudaBackend, CudaMatrix, CudaTree, DevBuf};
 use backend_api::{validate, Ctx, Digest, HashKind, MerkleOps, Result, RowOpening, Stage, F};
+use rayon::prelude::*;
 use std::sync::{Arc, Mutex, OnceLock};
 
 impl MerkleOps for CudaBackend {
@@ -46,8 +47,13 @@ impl MerkleOps for CudaBackend {
         let mut s = self.scope(stage, ctx)?;
         let digests = s.alloc(m.height * 4)?;
         Self::hash_leaves(&mut s, m, hash, &digests)?;
-        let words = Self::download_u64(&mut s, &digests, 0, m.height * 4)?;
-        Ok(words.chunks_exact(4).map(digest_bytes).collect())
+        // GiB-sized for tall matrices: huge pages, converted in parallel.
+        let alloc = |e: backend_api::host::AllocFailed| e.at(stage, ctx);
+        let mut words: Vec<u64> = backend_api::host::try_zeroed(m.height * 4).map_err(alloc)?;
+        s.dtoh(&digests, 0, &mut words)?;
+        let mut out: Vec<Digest> = backend_api::host::try_zeroed(m.height).map_err(alloc)?;
+        out.par_iter_mut().zip(words.par_chunks_exact(4)).with_min_len(1 << 12).for_each(|(d, w)| *d = digest_bytes(w));
+        Ok(out)
     }
 
     fn rows(&self, ctx: &Ctx, m: &CudaMatrix, rows: &[usize]) -> Result<Vec<Vec<F>>> {

@@ -5,7 +5,8 @@
 # conformance groups that recompute touches (blowup-1 LDEs, leaf digests
 # and rows, recomputed proofs); the seeds' shape 2^21 x 449 at blowup 4,
 # kept on the whole card, recomputed and spilled under a 24 GiB cap; the
-# 2^20-cycle VM program kept and recomputed through the CLI. PART=2:
+# 2^20-cycle VM program kept and recomputed through the CLI, on CUDA and
+# on the host's CPU (wall and peak RSS). PART=2:
 # 2^22 x 512 kept on the whole card and recomputed under a 64 GiB cap.
 set -u
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
@@ -25,6 +26,12 @@ if [ "${PART:-1}" = 1 ]; then
   done > "$OUT/cli-chain.log" 2>&1
   cmp /tmp/chain-keep.proof /tmp/chain-recompute.proof && echo "chain: kept and recomputed proof files identical" | tee -a "$OUT/cli-chain.log"
   grep -E "memory|^total|error" "$OUT/cli-chain.log"
+  P="vm/examples/chain.kasm --input 262142,3 --backend cpu"
+  for r in keep recompute; do
+    for i in 1 2 3; do /usr/bin/time -f "wall %e s, peak RSS %M KB" $B/kiln prove $P --residency $r --out /tmp/cpu-$r.proof; done
+  done > "$OUT/cli-chain-cpu.log" 2>&1
+  cmp /tmp/cpu-keep.proof /tmp/cpu-recompute.proof && cmp /tmp/cpu-keep.proof /tmp/chain-keep.proof && echo "chain: CPU kept, CPU recomputed and CUDA proof files identical" | tee -a "$OUT/cli-chain-cpu.log"
+  grep -E "memory|^total|wall|error" "$OUT/cli-chain-cpu.log"
 fi
 if [ "${PART:-1}" = 2 ]; then
   /usr/bin/time -v timeout 400 $B/residency 22 512 4 64 modes=recompute > "$OUT/residency-22x512.log" 2> "$OUT/residency-22x512.time"

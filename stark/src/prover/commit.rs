@@ -4,7 +4,7 @@
 //! ([`super::spill`]) or rebuilt from its trace ([`super::recompute`]).
 //! Every way, the root and the openings are the same bytes.
 
-use super::recompute::{ByCosets, Cosets, Recipe};
+use super::recompute::{Recipe, Recomputed};
 use super::spill::{self, Spiller};
 use backend_api::hash::hash_node;
 use backend_api::{
@@ -20,9 +20,14 @@ pub struct Committed<B: Backend> {
 }
 
 enum Store<B: Backend> {
-    Kept { lde: B::Matrix, tree: B::Tree },
+    /// With, when the stages read it by cosets, a copy of each coset.
+    Kept {
+        lde: B::Matrix,
+        tree: B::Tree,
+        cosets: Vec<B::Matrix>,
+    },
     Spilled(Spilled<B>),
-    ByCosets(ByCosets<B>),
+    Recomputed(Recomputed<B>),
 }
 
 /// A spilled commitment: the matrix on the host, one subtree per block of
@@ -54,7 +59,7 @@ impl<B: Backend> Committed<B> {
     /// Commits a matrix already on its evaluation domain.
     pub fn rows(backend: &B, ctx: &Ctx, lde: B::Matrix, hash: HashKind) -> Result<Committed<B>> {
         let tree = backend.commit(ctx, &lde, hash)?;
-        Ok(Committed { store: Store::Kept { lde, tree } })
+        Ok(Committed { store: Store::Kept { lde, tree, cosets: vec![] } })
     }
 
     /// [`Committed::extend`] spilled: `evals` on the host, extended in
@@ -92,35 +97,33 @@ impl<B: Backend> Committed<B> {
     /// Commits the LDE `recipe` describes without keeping it: its cosets
     /// are rebuilt from the trace whenever they are read.
     pub(crate) fn recomputed(b: &B, ctx: &Ctx, recipe: Recipe<B>, hash: HashKind) -> Result<Committed<B>> {
-        let log_cosets = recipe.log_blowup;
-        Ok(Committed { store: Store::ByCosets(ByCosets::commit(b, ctx, Cosets::Rebuilt(recipe), log_cosets, hash)?) })
+        Ok(Committed { store: Store::Recomputed(Recomputed::commit(b, ctx, recipe, hash)?) })
     }
 
-    /// Commits a matrix on an LDE domain of 2^log_cosets cosets of the
-    /// trace domain as those cosets, held on the backend (split through
-    /// the host once), so the stages that read it by cosets borrow them.
-    pub(crate) fn held_cosets(
+    /// [`Committed::rows`] for a matrix on an LDE domain whose stages read
+    /// it by its 2^log_cosets cosets of the trace domain (a recomputed
+    /// table's quotient parts): kept and committed whole, with a copy of
+    /// each coset made through the host once.
+    pub(crate) fn rows_with_cosets(
         s: &Spiller<B>,
         ctx: &Ctx,
-        m: B::Matrix,
+        lde: B::Matrix,
         log_cosets: u32,
         hash: HashKind,
     ) -> Result<Committed<B>> {
-        let host = s.down(ctx, &m)?;
-        drop(m);
-        let whole = std::slice::from_ref(&host);
+        let tree = s.backend.commit(ctx, &lde, hash)?;
+        let host = [s.down(ctx, &lde)?];
         let cosets = (0..1usize << log_cosets)
-            .map(|j| s.up(ctx, &s.host(|| spill::coset_rows(ctx, whole, j, log_cosets))?))
+            .map(|j| s.up(ctx, &s.host(|| spill::coset_rows(ctx, &host, j, log_cosets))?))
             .collect::<Result<Vec<_>>>()?;
-        let by = ByCosets::commit(s.backend, ctx, Cosets::Held(cosets), log_cosets, hash)?;
-        Ok(Committed { store: Store::ByCosets(by) })
+        Ok(Committed { store: Store::Kept { lde, tree, cosets } })
     }
 
     pub fn root(&self) -> Digest {
         match &self.store {
             Store::Kept { tree, .. } => tree.root(),
             Store::Spilled(s) => s.top.last().and_then(|l| l.first()).copied().unwrap_or_default(),
-            Store::ByCosets(c) => c.root(),
+            Store::Recomputed(r) => r.root(),
         }
     }
 
@@ -135,7 +138,7 @@ impl<B: Backend> Committed<B> {
         points: &[Ext],
     ) -> Result<Vec<Vec<Ext>>> {
         match &self.store {
-            Store::ByCosets(c) => c.evaluate_at(backend, ctx, domain, points),
+            Store::Recomputed(r) => r.evaluate_at(backend, ctx, points),
             _ => backend.evaluate_at(ctx, self.piece(s, ctx, 0, 0)?.get(), domain, points),
         }
     }
@@ -145,7 +148,7 @@ impl<B: Backend> Committed<B> {
     pub fn matrix(&self) -> Option<&B::Matrix> {
         match &self.store {
             Store::Kept { lde, .. } => Some(lde),
-            Store::Spilled(_) | Store::ByCosets(_) => None,
+            Store::Spilled(_) | Store::Recomputed(_) => None,
         }
     }
 
@@ -163,9 +166,9 @@ impl<B: Backend> Committed<B> {
         moved: &AtomicU64,
     ) -> Result<Vec<RowOpening>> {
         match &self.store {
-            Store::Kept { lde, tree } => backend.open(ctx, lde, tree, rows),
+            Store::Kept { lde, tree, .. } => backend.open(ctx, lde, tree, rows),
             Store::Spilled(s) => s.open(backend, ctx, rows, moved),
-            Store::ByCosets(c) => c.open(backend, ctx, rows),
+            Store::Recomputed(r) => r.open(backend, ctx, rows),
         }
     }
 
@@ -174,12 +177,12 @@ impl<B: Backend> Committed<B> {
     /// the trace domain, uploaded or rebuilt.
     pub(crate) fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match &self.store {
+            Store::Kept { cosets, .. } if log_pieces > 0 && cosets.len() == 1 << log_pieces => {
+                Ok(Piece::Kept(&cosets[j]))
+            }
             Store::Kept { lde, .. } => Piece::kept(lde, s, ctx, j, log_pieces),
             Store::Spilled(sp) => Piece::spilled(s, ctx, &sp.lde, j, log_pieces),
-            Store::ByCosets(c) => match s {
-                Some(s) => c.piece(s.backend, ctx, j, log_pieces),
-                None => Err(unspilled(Stage::CosetLde)),
-            },
+            Store::Recomputed(r) => Piece::rebuilt(&r.recipe, s, ctx, j, log_pieces),
         }
     }
 }

@@ -75,15 +75,15 @@ impl<B: Backend> Prover<'_, B> {
         Recipe { trace: dev.clone(), log_blowup: self.options.log_blowup, shift: self.shapes[t].shift }
     }
 
-    /// Commits table `t`'s matrix on its evaluation domain: kept, spilled,
-    /// or, for a recomputed table (whose stages read it by cosets), held
-    /// as its cosets.
+    /// Commits table `t`'s matrix on its evaluation domain: kept (for a
+    /// recomputed table, whose stages read it by cosets, with a copy of
+    /// each coset) or spilled.
     pub(super) fn commit_rows(&self, ctx: &Ctx, t: usize, m: B::Matrix) -> Result<Committed<B>, BackendError> {
         let hash = self.options.hash;
         match (self.spiller_for(t), self.spiller()) {
             (Some(s), _) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], hash),
             (None, Some(s)) if self.residency.recomputes(t) => {
-                Committed::held_cosets(&s, ctx, m, self.options.log_blowup, hash)
+                Committed::rows_with_cosets(&s, ctx, m, self.options.log_blowup, hash)
             }
             _ => Committed::rows(self.backend, ctx, m, hash),
         }
