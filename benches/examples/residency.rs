@@ -41,7 +41,9 @@ fn prove<B: Backend>(b: &B, s: &Statement, residency: Residency) -> Result<(Vec<
     if stats.spilled_bytes > 0 {
         let t = stats.spill_times;
         let (up, down, host) = (t.upload.as_secs_f64(), t.download.as_secs_f64(), t.host.as_secs_f64());
-        println!("  spilling: uploads {up:.2} s, downloads {down:.2} s, host gathers {host:.2} s");
+        println!(
+            "  moving: uploads {up:.2} s, downloads {down:.2} s (device waits included), host gathers {host:.2} s"
+        );
     }
     Ok((proof.to_bytes(), secs, stats.spilled_bytes))
 }

@@ -65,9 +65,11 @@ pub struct ProveStats {
     pub total: Duration,
     /// Where the committed matrices were kept.
     pub residency: Residency,
-    /// Bytes spilling moved between host and backend (0 when kept).
+    /// Bytes moved between host and backend for the matrices not kept
+    /// (spilled pieces; recomputed cosets' outputs interleaved on the
+    /// host); 0 when every table is kept.
     pub spilled_bytes: u64,
-    /// Where spilling's time went (zero when kept).
+    /// Where that moving's time went (zero when kept).
     pub spill_times: SpillTimes,
 }
 

@@ -145,6 +145,35 @@ fn levels(leaves: Vec<Digest>, hash: HashKind) -> std::result::Result<Vec<Vec<Di
 mod tests {
     use super::*;
     use backend_api::hash::hash_leaf;
+    use backend_api::{BackendBase, ColMatrix, NttOps, GENERATOR};
+    use backend_cpu::CpuBackend;
+
+    #[test]
+    fn pieces_are_the_rows_of_the_whole_lde_they_name() {
+        let (b, ctx) = (CpuBackend::new(), Ctx::table("t"));
+        for log_n in 0..5u32 {
+            let (n, w) = (1usize << log_n, 3);
+            let trace = ColMatrix::new(w, n, (0..n * w).map(|i| F::new(0x9E37_79B9 * (i as u64 + 5))).collect());
+            let trace = Arc::new(b.upload(&ctx, &trace).unwrap());
+            for log_blowup in 1..=3u32 {
+                let whole = b.download(&ctx, &b.coset_lde(&ctx, &trace, log_blowup, GENERATOR).unwrap()).unwrap();
+                let recipe: Recipe<CpuBackend> = Recipe { trace: trace.clone(), log_blowup, shift: GENERATOR };
+                for log_pieces in 0..=log_blowup {
+                    for j in 0..1usize << log_pieces {
+                        let piece = b.download(&ctx, &recipe.piece(&b, &ctx, j, log_pieces).unwrap()).unwrap();
+                        assert_eq!(piece.height(), whole.height() >> log_pieces);
+                        for k in 0..piece.height() {
+                            for c in 0..w {
+                                let want = whole.get(j + (k << log_pieces), c);
+                                assert_eq!(piece.get(k, c), want, "{log_n} {log_blowup} {j}");
+                            }
+                        }
+                    }
+                }
+                assert!(recipe.piece(&b, &ctx, 0, log_blowup + 1).is_err());
+            }
+        }
+    }
 
     #[test]
     fn interleaved_cosets_are_the_rows_in_order() {

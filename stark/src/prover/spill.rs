@@ -172,10 +172,12 @@ impl SpillClock {
     }
 }
 
-/// Where a spilled proof's moving time went (summed over tables).
+/// Where a spilled or recomputed proof's moving time went (summed over
+/// tables).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SpillTimes {
     pub upload: std::time::Duration,
+    /// Includes waiting for the device work that makes what is downloaded.
     pub download: std::time::Duration,
     /// Gathering pieces out of host matrices and interleaving results.
     pub host: std::time::Duration,
