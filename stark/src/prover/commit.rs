@@ -8,8 +8,7 @@ use super::recompute::{Recipe, Recomputed};
 use super::spill::{self, Spiller};
 use backend_api::hash::hash_node;
 use backend_api::{
-    Backend, BackendError, ColMatrix, Coset, Ctx, DeviceMatrix, DeviceTree, Digest, Ext, HashKind, Result, RowOpening,
-    Stage, F,
+    Backend, BackendError, ColMatrix, Coset, Ctx, DeviceTree, Digest, Ext, HashKind, Result, RowOpening, Stage, F,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -138,7 +137,7 @@ impl<B: Backend> Committed<B> {
         points: &[Ext],
     ) -> Result<Vec<Vec<Ext>>> {
         match &self.store {
-            Store::Recomputed(r) => r.evaluate_at(backend, ctx, points),
+            Store::Recomputed(r) => r.recipe.evaluate_at(backend, ctx, points),
             _ => backend.evaluate_at(ctx, self.piece(s, ctx, 0, 0)?.get(), domain, points),
         }
     }
@@ -210,11 +209,7 @@ impl<B: Backend> Held<B> {
     ) -> Result<Vec<Vec<Ext>>> {
         let (blocks, s) = match (self, s) {
             (Held::Kept(m), _) => return backend.evaluate_at(ctx, m, domain, points),
-            (Held::Recomputed(r), _) => {
-                // The trace's polynomial is the LDE's: evaluated from the trace.
-                let trace_domain = Coset::subgroup(r.trace.height().trailing_zeros());
-                return backend.evaluate_at(ctx, &r.trace, trace_domain, points);
-            }
+            (Held::Recomputed(r), _) => return r.evaluate_at(backend, ctx, points),
             (Held::Spilled(blocks), Some(s)) => (blocks, s),
             (Held::Spilled(_), None) => return Err(unspilled(Stage::OutOfDomain)),
         };

@@ -45,6 +45,12 @@ impl<B: Backend> Recipe<B> {
         let g = Coset::new(log_n + self.log_blowup, self.shift).generator();
         b.coset_lde(ctx, &self.trace, self.log_blowup - log_pieces, self.shift * g.pow(j as u64))
     }
+
+    /// The LDE's polynomials at `points` off its domain: the trace's.
+    pub fn evaluate_at(&self, b: &B, ctx: &Ctx, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        let trace_domain = Coset::subgroup(self.trace.height().trailing_zeros());
+        b.evaluate_at(ctx, &self.trace, trace_domain, points)
+    }
 }
 
 /// A commitment whose LDE is rebuilt from its recipe: the tree's levels
@@ -63,18 +69,14 @@ impl<B: Backend> Recomputed<B> {
         for j in 0..1usize << log_cosets {
             digests.push(b.leaf_digests(ctx, &recipe.piece(b, ctx, j, log_cosets)?, hash)?);
         }
-        let levels = levels(interleave(ctx, &digests)?, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))?;
+        let leaves = interleave(ctx, &digests)?;
+        drop(digests);
+        let levels = levels(leaves, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))?;
         Ok(Recomputed { recipe, levels })
     }
 
     pub fn root(&self) -> Digest {
         self.levels.last().and_then(|l| l.first()).copied().unwrap_or_default()
-    }
-
-    /// The LDE's polynomials at `points`: the trace's, off its domain.
-    pub fn evaluate_at(&self, b: &B, ctx: &Ctx, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        let trace_domain = Coset::subgroup(self.recipe.trace.height().trailing_zeros());
-        b.evaluate_at(ctx, &self.recipe.trace, trace_domain, points)
     }
 
     /// Each coset with a queried row is rebuilt once; the rows' values
