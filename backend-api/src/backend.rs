@@ -200,6 +200,10 @@ pub trait NttOps: BackendBase {
     /// Evaluations on the subgroup of size n to evaluations on
     /// `shift * H_(n << log_blowup)`.
     fn coset_lde(&self, ctx: &Ctx, evals: &Self::Matrix, log_blowup: u32, shift: F) -> Result<Self::Matrix>;
+    /// Coefficients (natural order, n per column) to evaluations on
+    /// `shift * H_(n << log_blowup)`: the second half of `coset_lde`, for
+    /// a caller that keeps the coefficients and evaluates them many times.
+    fn coset_ntt(&self, ctx: &Ctx, coeffs: &Self::Matrix, log_blowup: u32, shift: F) -> Result<Self::Matrix>;
 }
 
 /// Merkle trees whose leaves are matrix rows.

@@ -36,6 +36,7 @@ pub enum Op<'a, M, T> {
     Ntt(M),
     Intt(M),
     CosetLde { m: M, log_blowup: u32, shift: F },
+    CosetNtt { m: M, log_blowup: u32, shift: F },
     Commit { m: M, hash: HashKind },
     Open { m: M, tree: T, rows: Cow<'a, [usize]> },
     LeafDigests { m: M, hash: HashKind },
@@ -213,7 +214,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { .. } | Op::Commit { .. } | Op::LeafDigests { .. } => Stage::MerkleCommit,
             Op::Ntt(_) => Stage::Ntt,
             Op::Intt(_) => Stage::InverseNtt,
-            Op::CosetLde { .. } => Stage::CosetLde,
+            Op::CosetLde { .. } | Op::CosetNtt { .. } => Stage::CosetLde,
             Op::Open { .. } | Op::Rows { .. } => Stage::MerkleOpen,
             Op::LogUpAux { .. } => Stage::LogUp,
             Op::Compose(_) => Stage::Compose,
@@ -234,6 +235,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Ntt(_) => "ntt",
             Op::Intt(_) => "intt",
             Op::CosetLde { .. } => "coset_lde",
+            Op::CosetNtt { .. } => "coset_ntt",
             Op::Commit { .. } => "commit",
             Op::Open { .. } => "open",
             Op::LeafDigests { .. } => "leaf_digests",
@@ -255,6 +257,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Download(m) | Op::Ntt(m) | Op::Intt(m) => vec![m],
             Op::Reshape { m, .. }
             | Op::CosetLde { m, .. }
+            | Op::CosetNtt { m, .. }
             | Op::Commit { m, .. }
             | Op::Open { m, .. }
             | Op::LeafDigests { m, .. }
@@ -290,6 +293,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Ntt(m) => Op::Ntt(fm(m)?),
             Op::Intt(m) => Op::Intt(fm(m)?),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
+            Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::Commit { m, hash } => Op::Commit { m: fm(m)?, hash: *hash },
             Op::Open { m, tree, rows } => Op::Open { m: fm(m)?, tree: ft(tree)?, rows: Cow::Borrowed(&**rows) },
             Op::LeafDigests { m, hash } => Op::LeafDigests { m: fm(m)?, hash: *hash },
@@ -364,6 +368,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Ntt(m) => Op::Ntt(m),
             Op::Intt(m) => Op::Intt(m),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
+            Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
             Op::Commit { m, hash } => Op::Commit { m, hash },
             Op::Open { m, tree, rows } => Op::Open { m, tree, rows: own(rows) },
             Op::LeafDigests { m, hash } => Op::LeafDigests { m, hash },
@@ -425,6 +430,7 @@ impl<M, T> Op<'_, M, T> {
             Op::Ntt(m) => Out::Matrix(b.ntt(ctx, m.borrow())?),
             Op::Intt(m) => Out::Matrix(b.intt(ctx, m.borrow())?),
             Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
+            Op::CosetNtt { m, log_blowup, shift } => Out::Matrix(b.coset_ntt(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::Commit { m, hash } => Out::Tree(b.commit(ctx, m.borrow(), *hash)?),
             Op::Open { m, tree, rows } => Out::Openings(b.open(ctx, m.borrow(), tree.borrow(), rows)?),
             Op::LeafDigests { m, hash } => Out::Digests(b.leaf_digests(ctx, m.borrow(), *hash)?),
@@ -462,7 +468,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Reshape { m, height } => validate::reshape(m, *height),
             Op::Ntt(m) => validate::ntt(Stage::Ntt, m).map(drop),
             Op::Intt(m) => validate::ntt(Stage::InverseNtt, m).map(drop),
-            Op::CosetLde { m, log_blowup, shift } => validate::coset_lde(m, *log_blowup, *shift).map(drop),
+            Op::CosetLde { m, log_blowup, shift } | Op::CosetNtt { m, log_blowup, shift } => {
+                validate::coset_lde(m, *log_blowup, *shift).map(drop)
+            }
             Op::Commit { m, .. } => validate::commit(m).map(drop),
             Op::Open { m, tree, rows } => validate::open(m, tree, rows),
             Op::LeafDigests { m, .. } => validate::leaf_digests(m),
@@ -495,7 +503,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Upload(m) => matrix_bytes(m.height() as u64, m.width() as u64),
             Op::Download(_) | Op::Reshape { .. } | Op::FriFold { .. } => inputs,
             Op::Ntt(_) | Op::Intt(_) => 2 * inputs,
-            Op::CosetLde { m, log_blowup, .. } => {
+            Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => {
                 inputs + 2 * matrix_bytes((m.height() as u64) << (*log_blowup).min(16), m.width() as u64)
             }
             Op::Commit { m, .. } | Op::Open { m, .. } => inputs + tree_bytes(m.height() as u64),
@@ -523,7 +531,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
         match self {
             Op::Upload(m) => TableDims::matrix(log(m.height()), 0, m.width()),
             Op::Download(m) | Op::Reshape { m, .. } | Op::Ntt(m) | Op::Intt(m) => one(m, 0),
-            Op::CosetLde { m, log_blowup, .. } => one(m, *log_blowup),
+            Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
             Op::LogUpAux { logup, main, fixed, .. } => TableDims {

@@ -143,6 +143,9 @@ impl<H: OpHook> NttOps for H {
     fn coset_lde(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
         matrix(self, ctx, Op::CosetLde { m, log_blowup, shift })
     }
+    fn coset_ntt(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::CosetNtt { m, log_blowup, shift })
+    }
 }
 
 impl<H: OpHook> MerkleOps for H {

@@ -205,6 +205,20 @@ impl NttOps for CpuBackend {
         });
         Ok(CpuMatrix::from_data(evals.width, big, out))
     }
+
+    fn coset_ntt(&self, ctx: &Ctx, coeffs: &CpuMatrix, log_blowup: u32, shift: F) -> Result<CpuMatrix> {
+        let log_n = validate::coset_lde(coeffs, log_blowup, shift)?;
+        let n = coeffs.height;
+        let big = n << log_blowup;
+        let tw_fwd = self.twiddles.get(log_n + log_blowup, false);
+        let scale = ntt::bitrev_powers(shift, F::ONE, n);
+        let mut out = try_zeroed(big * coeffs.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
+        out.par_chunks_mut(big.max(1)).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| {
+            ntt::bitrev_copy(&mut dst[..n], src, F::ONE);
+            ntt::bitrev_coeffs_to_evals(dst, n, &scale, &tw_fwd);
+        });
+        Ok(CpuMatrix::from_data(coeffs.width, big, out))
+    }
 }
 
 impl MerkleOps for CpuBackend {

@@ -1,9 +1,11 @@
-//! `NttOps`: forward and inverse NTTs and the coset LDE (pass planning
+//! `NttOps`: forward and inverse NTTs, the coset LDE and the coset NTT (pass planning
 //! and launches in `ntt`).
 
-use crate::ntt::{self, Load, Touches};
+use crate::ntt::{self, Load, Touches, Twiddles};
+use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::{validate, Ctx, NttOps, Result, Stage, F};
+use std::sync::Arc;
 
 impl CudaBackend {
     fn transform(&self, ctx: &Ctx, m: &CudaMatrix, inverse: bool) -> Result<CudaMatrix> {
@@ -36,7 +38,6 @@ impl NttOps for CudaBackend {
         let log_big = log_n + log_blowup;
         let tw = self.twiddles(&mut s, log_big)?;
         let (n, w) = (evals.height, evals.width);
-        let big = n << log_blowup;
         // Inverse transform to bit-reversed coefficients (unscaled).
         let coeffs = if log_n > 0 {
             let tmp = s.alloc(n * w)?;
@@ -48,12 +49,44 @@ impl NttOps for CudaBackend {
         } else {
             evals.buf.clone()
         };
-        // Coefficient k is multiplied by shift^k / n: two small tables.
-        let lo_bits = log_n.div_ceil(2);
+        // Coefficient k is multiplied by shift^k / n.
         let n_inv = F::new(n as u64).inverse().expect("non-zero");
+        let mode = if self.skip_zero_levels { 2 } else { 4 };
+        self.expand(&mut s, &tw, &coeffs, (log_n, log_blowup, w), mode, shift, n_inv)
+    }
+
+    fn coset_ntt(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
+        let stage = Stage::CosetLde;
+        let log_n = validate::coset_lde(coeffs, log_blowup, shift)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, coeffs.width))?;
+        let mut s = self.scope(stage, ctx)?;
+        let tw = self.twiddles(&mut s, log_n + log_blowup)?;
+        let mode = if self.skip_zero_levels { 3 } else { 5 };
+        self.expand(&mut s, &tw, &coeffs.buf, (log_n, log_blowup, coeffs.width), mode, shift, F::ONE)
+    }
+}
+
+impl CudaBackend {
+    /// The forward transform of an LDE's first pass reading n coefficients
+    /// per column (`mode`: bit-reversed or natural order, see `ntt::Load`),
+    /// coefficient k multiplied by `factor * shift^k` (two small tables).
+    #[allow(clippy::too_many_arguments)]
+    fn expand(
+        &self,
+        s: &mut Scope,
+        tw: &Twiddles,
+        coeffs: &Arc<DevBuf>,
+        (log_n, log_blowup, w): (u32, u32, usize),
+        mode: u64,
+        shift: F,
+        factor: F,
+    ) -> Result<CudaMatrix> {
+        let (n, log_big) = (1usize << log_n, log_n + log_blowup);
+        let big = n << log_blowup;
+        let lo_bits = log_n.div_ceil(2);
         let step = shift.pow(1u64 << lo_bits);
         let lo: Vec<u64> =
-            backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * n_inv).value()).collect();
+            backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * factor).value()).collect();
         let hi: Vec<u64> =
             backend_api::ext::powers(step, 1 << (log_n - lo_bits)).into_iter().map(|p| p.value()).collect();
         let lo_b = s.upload(&lo)?;
@@ -62,7 +95,7 @@ impl NttOps for CudaBackend {
         let load = Load {
             ptr: coeffs.ptr,
             stride: n as u64,
-            mode: if self.skip_zero_levels { 2 } else { 4 },
+            mode,
             log_src_n: log_n,
             log_blowup,
             twist_lo: lo_b.ptr,
@@ -71,8 +104,8 @@ impl NttOps for CudaBackend {
             scale: F::ONE,
         };
         let from = if self.skip_zero_levels { log_blowup } else { 0 };
-        let touches = Touches(&[&coeffs, &lo_b, &hi_b, &out]);
-        ntt::run(&mut s, touches, &tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
+        let touches = Touches(&[coeffs, &lo_b, &hi_b, &out]);
+        ntt::run(s, touches, tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
         Ok(Self::matrix(out, big, w))
     }
 }

@@ -329,6 +329,10 @@ impl NttOps for WgpuBackend {
     fn coset_lde(&self, ctx: &Ctx, evals: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
         self.lde(ctx, evals, log_blowup, shift)
     }
+
+    fn coset_ntt(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
+        self.coset_evals(ctx, coeffs, log_blowup, shift)
+    }
 }
 
 impl MerkleOps for WgpuBackend {

@@ -6,9 +6,9 @@
 //! folded into its last store), then a forward transform of the larger
 //! size whose first pass reads each coefficient, multiplied by shift^k,
 //! straight into the position it reaches after the zero-padded levels, so
-//! those levels are skipped.
+//! those levels are skipped. The coset NTT is that second transform alone.
 
-use crate::device::Device;
+use crate::device::{Device, Job};
 use crate::{invalid, words, WgpuBackend, WgpuMatrix};
 use backend_api::{validate, BackendError, Coset, Ctx, Result, Stage, F};
 use std::sync::{Arc, Mutex};
@@ -231,12 +231,9 @@ impl WgpuBackend {
         let stage = Stage::CosetLde;
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
         let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, evals.width))?;
-        let log_big = log_n + log_blowup;
-        let tw = self.twiddles(stage, ctx, log_big)?;
+        let tw = self.twiddles(stage, ctx, log_n + log_blowup)?;
         let (n, w) = (evals.height, evals.width);
         let coeffs = self.alloc_matrix(stage, ctx, n, w)?;
-        let out = self.alloc_matrix(stage, ctx, n << log_blowup, w)?;
-        let (twist, lo_bits) = self.twist_tables(stage, ctx, shift, log_n)?;
         let n_inv = F::new(n as u64).inverse().ok_or_else(|| invalid(stage, "empty trace"))?;
         let mut job = self.dev.job(stage, ctx);
         for ((src, _, cols), (dst, _, _)) in evals.pieces().zip(coeffs.pieces()) {
@@ -251,12 +248,46 @@ impl WgpuBackend {
             };
             self.record(&mut job, stage, ctx, &tw, &r)?;
         }
-        for (first, cols) in shared_runs(&coeffs, &out) {
+        let out = self.expand(&mut job, ctx, &tw, &coeffs, log_blowup, shift)?;
+        job.submit()?;
+        Ok(out)
+    }
+
+    /// `NttOps::coset_ntt`: natural-order coefficients to a coset's
+    /// evaluations.
+    pub(crate) fn coset_evals(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
+        let stage = Stage::CosetLde;
+        let log_n = validate::coset_lde(coeffs, log_blowup, shift)?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, coeffs.width))?;
+        let tw = self.twiddles(stage, ctx, log_n + log_blowup)?;
+        let mut job = self.dev.job(stage, ctx);
+        let out = self.expand(&mut job, ctx, &tw, coeffs, log_blowup, shift)?;
+        job.submit()?;
+        Ok(out)
+    }
+
+    /// Records the transform of natural-order coefficients (coefficient k
+    /// times shift^k, zero-padded by 2^log_blowup) to evaluations.
+    fn expand(
+        &self,
+        job: &mut Job,
+        ctx: &Ctx,
+        tw: &Twiddles,
+        coeffs: &WgpuMatrix,
+        log_blowup: u32,
+        shift: F,
+    ) -> Result<WgpuMatrix> {
+        let stage = Stage::CosetLde;
+        let (n, w) = (coeffs.height, coeffs.width);
+        let log_n = n.trailing_zeros();
+        let out = self.alloc_matrix(stage, ctx, n << log_blowup, w)?;
+        let (twist, lo_bits) = self.twist_tables(stage, ctx, shift, log_n)?;
+        for (first, cols) in shared_runs(coeffs, &out) {
             let (src, base) = coeffs.locate(first);
             let (dst, dst_base) = out.locate(first);
             let twist = Some((&twist, lo_bits));
             let r = Run {
-                log_n: log_big,
+                log_n: log_n + log_blowup,
                 cols,
                 load: Load::Expand { src, base, stride: n as u64, log_src: log_n, scale: F::ONE, twist },
                 dst,
@@ -264,9 +295,8 @@ impl WgpuBackend {
                 inverse_roots: false,
                 store_scale: None,
             };
-            self.record(&mut job, stage, ctx, &tw, &r)?;
+            self.record(job, stage, ctx, tw, &r)?;
         }
-        job.submit()?;
         Ok(out)
     }
 

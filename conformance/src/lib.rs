@@ -120,7 +120,8 @@ pub enum Group {
     Transfers,
     /// ntt, intt and their round trip.
     Ntt,
-    /// coset_lde at blowups 2, 4, 8, 16.
+    /// coset_lde and coset_ntt at blowups 1 to 16, and the two tied
+    /// together (coset_ntt of intt(x) is coset_lde of x).
     Lde,
     /// commit and open with both hashes (plain and reshaped leaves).
     Merkle,

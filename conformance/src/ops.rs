@@ -245,7 +245,24 @@ impl<B: Backend> Checker<'_, B> {
                     let (g, cm) = c.up(&m)?;
                     c.same_matrix(c.b.coset_lde(&CTX, &g, lb, shift), c.cpu.coset_lde(&CTX, &cm, lb, shift)).map(drop)
                 });
+                self.case(format!("coset_ntt x{}", 1 << lb), rows_label(rows), w.to_string(), |c, r| {
+                    let shift = rand_f(r);
+                    let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                    c.same_matrix(c.b.coset_ntt(&CTX, &g, lb, shift), c.cpu.coset_ntt(&CTX, &cm, lb, shift)).map(drop)
+                });
             }
+            // Ties the coset NTT to the LDE: the coefficients' evaluations
+            // are the LDE of the evaluations they interpolate.
+            self.case("coset_ntt(intt(x)) = coset_lde(x)", rows_label(rows), w.to_string(), |c, r| {
+                let shift = rand_f(r);
+                let (g, _) = c.up(&rand_matrix(r, w, rows))?;
+                let coeffs = c.b.intt(&CTX, &g).map_err(|e| e.to_string())?;
+                let lb = r.gen_range(0..=2);
+                let via = c.b.coset_ntt(&CTX, &coeffs, lb, shift).map_err(|e| e.to_string())?;
+                let lde = c.b.coset_lde(&CTX, &g, lb, shift).map_err(|e| e.to_string())?;
+                let d = |m| c.b.download(&CTX, m).map_err(|e| e.to_string());
+                same_host(&d(&via)?, &d(&lde)?)
+            });
         }
     }
 

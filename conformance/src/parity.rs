@@ -140,6 +140,12 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     parity!(c, "coset_lde: zero shift", "2^3", "2", |x, r| {
         x.coset_lde(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 1, F::ZERO)?;
     });
+    parity!(c, "coset_ntt: height not a power of two", "3", "2", |x, r| {
+        x.coset_ntt(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 3))?, 1, GENERATOR)?;
+    });
+    parity!(c, "coset_ntt: zero shift", "2^3", "2", |x, r| {
+        x.coset_ntt(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 1, F::ZERO)?;
+    });
     for h in [0, 3, 16] {
         parity!(c, format!("reshape to {h} rows"), "2^3", "2", |x, r| {
             x.reshape(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, h)?;

@@ -43,7 +43,7 @@ fn fail(e: impl std::fmt::Display) -> TestCaseError {
 pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
     let max_log = c.cfg.max_log.min(12);
 
-    // ntt, intt, coset_lde and commit/open of one random matrix.
+    // ntt, intt, coset_lde, coset_ntt and commit/open of one random matrix.
     let mut tr = runner(c, 1);
     let r = tr.run(&(0..=max_log, 1usize..=16, any::<u64>()), |(log, w, seed)| {
         let r = &mut rng(seed);
@@ -60,6 +60,7 @@ pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
         same("intt", c.b.intt(&CTX, &g), c.cpu.intt(&CTX, &cm))?;
         let lb = r.gen_range(1..=4);
         same("coset_lde", c.b.coset_lde(&CTX, &g, lb, GENERATOR), c.cpu.coset_lde(&CTX, &cm, lb, GENERATOR))?;
+        same("coset_ntt", c.b.coset_ntt(&CTX, &g, lb, GENERATOR), c.cpu.coset_ntt(&CTX, &cm, lb, GENERATOR))?;
         let hash = HashKind::ALL[r.gen_range(0..2)];
         let gt = c.b.commit(&CTX, &g, hash).map_err(fail)?;
         let ct = c.cpu.commit(&CTX, &cm, hash).map_err(fail)?;
@@ -69,7 +70,7 @@ pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
         let co = c.cpu.open(&CTX, &cm, &ct, &rows).map_err(fail)?;
         check(go == co, || format!("{hash} openings of rows {rows:?} differ"))
     });
-    record(c, "property: ntt, intt, coset_lde, commit, open", "(log_rows, width, seed)", r);
+    record(c, "property: ntt, intt, coset_lde, coset_ntt, commit, open", "(log_rows, width, seed)", r);
 
     // fri_fold with random arity and roll-in, and evaluate_at.
     let mut tr = runner(c, 2);

@@ -1,8 +1,10 @@
-//! Recomputed residency: a committed LDE is not kept anywhere. Its trace
-//! stays on the backend, and each coset of the LDE is rebuilt from it
-//! (`coset_lde` of blowup 1 with the coset's shift) whenever a stage
-//! reads it: once to commit, once for composition, once for DEEP, and
-//! for the queried rows. A recomputed table's quotient parts have no
+//! Recomputed residency: a committed LDE is not kept anywhere. Its
+//! trace's coefficients stay on the backend (in place of the trace, which
+//! is rebuilt from them when a stage reads it), and each coset of the LDE
+//! is rebuilt from them (`coset_ntt` of blowup 1 with the coset's shift:
+//! one transform, where rebuilding from the trace takes two) whenever a
+//! stage reads it: once to commit, once for composition, once for DEEP,
+//! and for the queried rows. A recomputed table's quotient parts have no
 //! trace to rebuild them from: they stay kept, with a copy of each coset
 //! for the stages that read them by cosets ([`super::commit`]).
 //!
@@ -24,15 +26,26 @@ use backend_api::{
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// How to rebuild an LDE: the trace (on the trace domain, on the
+/// How to rebuild an LDE: the trace's coefficients (natural order, on the
 /// backend) and the LDE's blowup and shift.
 pub(crate) struct Recipe<B: Backend> {
-    pub trace: Arc<B::Matrix>,
+    pub coeffs: Arc<B::Matrix>,
     pub log_blowup: u32,
     pub shift: F,
 }
 
 impl<B: Backend> Recipe<B> {
+    /// The recipe of the LDE of `trace`: its coefficients, made once.
+    pub fn of(b: &B, ctx: &Ctx, trace: &B::Matrix, log_blowup: u32, shift: F) -> Result<Recipe<B>> {
+        Ok(Recipe { coeffs: Arc::new(b.intt(ctx, trace)?), log_blowup, shift })
+    }
+
+    /// The trace itself (blowup 1 on the subgroup), from the same
+    /// coefficients.
+    pub fn trace(&self) -> Recipe<B> {
+        Recipe { coeffs: self.coeffs.clone(), log_blowup: 0, shift: F::ONE }
+    }
+
     /// Piece `j` of 2^log_pieces of the LDE: rows j, j + 2^log_pieces, ...,
     /// which are its values on the coset shift * g^j * <g^(2^log_pieces)>
     /// (g generates the LDE domain). With `log_pieces` 0, the whole LDE.
@@ -41,15 +54,17 @@ impl<B: Backend> Recipe<B> {
             let why = format!("piece of 2^{log_pieces} asked of an LDE of blowup 2^{}", self.log_blowup);
             return Err(BackendError::invalid(Stage::CosetLde, why));
         }
-        let log_n = self.trace.height().trailing_zeros();
+        let log_n = self.coeffs.height().trailing_zeros();
         let g = Coset::new(log_n + self.log_blowup, self.shift).generator();
-        b.coset_lde(ctx, &self.trace, self.log_blowup - log_pieces, self.shift * g.pow(j as u64))
+        b.coset_ntt(ctx, &self.coeffs, self.log_blowup - log_pieces, self.shift * g.pow(j as u64))
     }
 
-    /// The LDE's polynomials at `points` off its domain: the trace's.
+    /// The LDE's polynomials at `points` off its domain: the trace's,
+    /// evaluated from the trace rebuilt (exactly: the bytes are the
+    /// trace's own).
     pub fn evaluate_at(&self, b: &B, ctx: &Ctx, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        let trace_domain = Coset::subgroup(self.trace.height().trailing_zeros());
-        b.evaluate_at(ctx, &self.trace, trace_domain, points)
+        let trace_domain = Coset::subgroup(self.coeffs.height().trailing_zeros());
+        b.evaluate_at(ctx, &b.ntt(ctx, &self.coeffs)?, trace_domain, points)
     }
 }
 
@@ -159,7 +174,9 @@ mod tests {
             let trace = Arc::new(b.upload(&ctx, &trace).unwrap());
             for log_blowup in 1..=3u32 {
                 let whole = b.download(&ctx, &b.coset_lde(&ctx, &trace, log_blowup, GENERATOR).unwrap()).unwrap();
-                let recipe: Recipe<CpuBackend> = Recipe { trace: trace.clone(), log_blowup, shift: GENERATOR };
+                let recipe = Recipe::of(&b, &ctx, &trace, log_blowup, GENERATOR).unwrap();
+                let rebuilt = b.download(&ctx, &recipe.trace().piece(&b, &ctx, 0, 0).unwrap()).unwrap();
+                assert_eq!(rebuilt, b.download(&ctx, &trace).unwrap());
                 for log_pieces in 0..=log_blowup {
                     for j in 0..1usize << log_pieces {
                         let piece = b.download(&ctx, &recipe.piece(&b, &ctx, j, log_pieces).unwrap()).unwrap();

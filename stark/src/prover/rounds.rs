@@ -5,6 +5,7 @@
 
 use super::commit::{Committed, Held};
 use super::lanes::Lanes;
+use super::recompute::Recipe;
 use super::spill::{Residency, SpillState};
 use super::{Clock, Conduct, ProveError};
 use crate::air::Air;
@@ -58,7 +59,7 @@ pub(super) struct MainRound<B: Backend> {
 pub(super) struct AuxRound<B: Backend> {
     pub challenges: Vec<Ext>,
     pub commits: Vec<Option<Committed<B>>>,
-    pub traces: Vec<Option<Arc<B::Matrix>>>,
+    pub traces: Vec<Option<Held<B>>>,
     pub values: Vec<Vec<Ext>>,
 }
 
@@ -85,16 +86,18 @@ impl<B: Backend> Prover<'_, B> {
                     let main = Committed::extend_spilled(&s, ctx, &host, o.log_blowup, shape.shift, o.hash)?;
                     return Ok((Held::Spilled(vec![host]), main));
                 }
-                let dev = Arc::new(b.upload(ctx, &host)?);
+                let dev = b.upload(ctx, &host)?;
                 drop(host);
-                Ok((Held::Kept(dev.clone()), self.extend(ctx, t, &dev)?))
+                self.extend(ctx, t, dev)
             })?;
             let fixed = match self.tables[t].fixed_trace() {
                 Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
                     let dev = Arc::new(b.upload(ctx, f)?);
                     let lde = match self.spiller_for(t) {
                         Some(s) => Held::Spilled(s.extend(ctx, f, o.log_blowup, shape.shift)?),
-                        None if self.residency.recomputes(t) => Held::Recomputed(self.recipe(t, &dev)),
+                        None if self.residency.recomputes(t) => {
+                            Held::Recomputed(Recipe::of(b, ctx, &dev, o.log_blowup, shape.shift)?)
+                        }
                         None => Held::Kept(Arc::new(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?)),
                     };
                     Ok((dev, lde))
@@ -139,8 +142,7 @@ impl<B: Backend> Prover<'_, B> {
                 };
                 b.logup_aux(ctx, &inputs)
             })?;
-            let trace = Arc::new(trace);
-            let aux = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, &trace))?;
+            let (trace, aux) = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, trace))?;
             Ok(Some((trace, aux, sum)))
         })?;
         let mut round = AuxRound { challenges, commits: vec![], traces: vec![], values: vec![] };
@@ -198,7 +200,7 @@ impl<B: Backend> Prover<'_, B> {
         &self,
         tr: &mut Transcript,
         traces: Vec<Traces<B>>,
-        aux_traces: Vec<Option<Arc<B::Matrix>>>,
+        aux_traces: Vec<Option<Held<B>>>,
         parts: &[Committed<B>],
     ) -> Result<(Ext, Vec<TableOod>), ProveError> {
         let z = protocol::draw_ood_point(tr);
@@ -209,12 +211,12 @@ impl<B: Backend> Prover<'_, B> {
             let trace_domain = Coset::subgroup(shape.log_n);
             let points = shape.ood_points(z);
             Ok(self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
-                let main = main.main.evaluate_at(b, self.spiller().as_ref(), ctx, trace_domain, &points)?;
+                let s = self.spiller();
+                let main = main.main.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?;
                 let aux = match &aux {
-                    Some(a) => b.evaluate_at(ctx, a, trace_domain, &points)?,
+                    Some(a) => a.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?,
                     None => vec![vec![]; points.len()],
                 };
-                let s = self.spiller();
                 let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, self.lde_domain(t), &[z])?.remove(0);
                 Ok(TableOod { main, aux, quotient })
             })?)

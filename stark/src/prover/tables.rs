@@ -59,20 +59,24 @@ impl<B: Backend> Prover<'_, B> {
     }
 
     /// Extends and commits a trace made on the backend: kept there,
-    /// spilled to the host, or recomputed from the trace (which the
-    /// commitment then shares).
-    pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: &Arc<B::Matrix>) -> Result<Committed<B>, BackendError> {
+    /// spilled to the host, or recomputed from the trace's coefficients
+    /// (which then stand in for the trace too: it is freed). Returns the
+    /// trace as later rounds read it, and the commitment.
+    pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: B::Matrix) -> Result<(Held<B>, Committed<B>), BackendError> {
         let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
+        let dev = Arc::new(dev);
         match self.spiller_for(t) {
-            Some(s) => Committed::extend_spilled(&s, ctx, &s.down(ctx, dev)?, o.log_blowup, shift, o.hash),
-            None if self.residency.recomputes(t) => Committed::recomputed(b, ctx, self.recipe(t, dev), o.hash),
-            None => Committed::extend(b, ctx, dev, o.log_blowup, shift, o.hash),
+            Some(s) => {
+                let lde = Committed::extend_spilled(&s, ctx, &s.down(ctx, &dev)?, o.log_blowup, shift, o.hash)?;
+                Ok((Held::Kept(dev), lde))
+            }
+            None if self.residency.recomputes(t) => {
+                let recipe = Recipe::of(b, ctx, &dev, o.log_blowup, shift)?;
+                drop(dev);
+                Ok((Held::Recomputed(recipe.trace()), Committed::recomputed(b, ctx, recipe, o.hash)?))
+            }
+            None => Ok((Held::Kept(dev.clone()), Committed::extend(b, ctx, &dev, o.log_blowup, shift, o.hash)?)),
         }
-    }
-
-    /// How table `t`'s LDE of the trace `dev` is rebuilt.
-    pub(super) fn recipe(&self, t: usize, dev: &Arc<B::Matrix>) -> Recipe<B> {
-        Recipe { trace: dev.clone(), log_blowup: self.options.log_blowup, shift: self.shapes[t].shift }
     }
 
     /// Commits table `t`'s matrix on its evaluation domain: kept (for a
