@@ -251,7 +251,7 @@ pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
 }
 
 /// What a table whose LDEs are recomputed keeps on the device: its
-/// traces (the recipes), the quotient parts' LDE with its tree and a copy
+/// traces' coefficients (the recipes, in place of the traces), the quotient parts' LDE with its tree and a copy
 /// of its cosets (the parts have no trace to rebuild them from), and the
 /// DEEP and FRI bounds. The main and auxiliary trees are on the host.
 pub fn recomputed_resident(d: &TableDims) -> u64 {
@@ -262,10 +262,11 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 }
 
 /// A recomputed table's room on top: one coset of every matrix
-/// composition or DEEP reads, the coefficient scratch of rebuilding the
-/// widest, and the output; or the quotient's split, which runs whole.
+/// composition or DEEP reads (a coset is rebuilt from coefficients with
+/// no scratch; a trace rebuilt or made into coefficients takes no more)
+/// and the output; or the quotient's split, which runs whole.
 pub fn recomputed_transient(d: &TableDims) -> u64 {
-    let coset = matrix_bytes(d.n(), add(&[d.trace_width(), d.widest(), d.parts.saturating_mul(3), 6]));
+    let coset = matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6]));
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
     coset.max(split)
 }
@@ -388,13 +389,13 @@ mod tests {
     #[test]
     fn a_recomputed_table_holds_its_traces_and_two_cosets() {
         // The seeds' table: trace 7 GiB; resident adds the parts twice, a
-        // tree and the DEEP/FRI bounds; room for a coset and its scratch.
+        // tree and the DEEP/FRI bounds; room for a coset and the output.
         let d =
             TableDims { log_n: 21, log_blowup: 2, main_width: 449, parts: 1, recompute: true, ..TableDims::default() };
         let parts = matrix_bytes(1 << 23, 3);
         let deep_fri = 2 * (parts + tree_bytes(1 << 23));
         assert_eq!(table_resident(&d), matrix_bytes(1 << 21, 449) + 2 * parts + tree_bytes(1 << 23) + deep_fri);
-        assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 449 + 3 + 6));
+        assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 3 + 6));
         let kept = table_device_set(&TableDims { recompute: false, ..d });
         assert!(table_device_set(&d) < 24 << 30 && kept > 44 << 30, "{kept}");
     }
