@@ -145,6 +145,8 @@ pub(crate) struct Settings {
     pub max_binding_bytes: Option<u64>,
     pub memory_budget_bytes: Option<u64>,
     pub int64: bool,
+    /// At most 2^tile_log elements in an NTT workgroup's tile.
+    pub tile_log: Option<u32>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> BackendError {
@@ -212,6 +214,7 @@ impl Core {
         // 8 bytes an element; at most 2^11 elements (8 KiB vs the 16 KiB
         // WebGPU guarantees), fewer where the adapter has less.
         let tile_log = (limits.max_compute_workgroup_storage_size / 8).max(2).ilog2().min(11);
+        let tile_log = s.tile_log.map_or(tile_log, |t| t.clamp(4, tile_log));
         // One gate per device (a device is shared per adapter and settings);
         // wgpu cannot tell free memory, so no budget means none.
         let gate = Gate::new(s.memory_budget_bytes.unwrap_or(u64::MAX));
@@ -400,6 +403,9 @@ impl Device {
 
     /// Waits for all submitted work.
     pub(crate) fn wait(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
+        // Queued writes (uploads) go with the next submission: an empty
+        // one sends them, so the wait covers them too.
+        self.queue.submit([]);
         self.device.poll(wgpu::PollType::Wait).map_err(|e| self.decline(stage, ctx, 0, format!("device poll: {e}")))?;
         if self.lost.load(Ordering::Acquire) {
             return Err(self.decline(stage, ctx, 0, "the wgpu device was lost"));

@@ -71,7 +71,8 @@ fn expected(a: &[u64], b: &[u64]) -> Vec<u64> {
 #[test]
 fn wgsl_field_matches_the_host_field_with_both_products() {
     for int64 in [false, true] {
-        let settings = Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64 };
+        let settings =
+            Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64, tile_log: None };
         let dev = match Device::new(&settings) {
             Ok(d) => d,
             Err(e) => {

@@ -21,7 +21,9 @@
 //! Knobs, read when a backend is made: `KILN_WGPU_ADAPTER` (index in
 //! [`probe`]'s list), `KILN_WGPU_INT64=1` (64-bit products where the
 //! adapter has `SHADER_INT64`), `KILN_WGPU_MAX_BINDING` (bytes; a smaller
-//! binding limit, to exercise splitting).
+//! binding limit, to exercise splitting), `KILN_WGPU_TILE_LOG` (a smaller
+//! NTT tile, 2^4 to 2^11 elements, to exercise multi-pass transforms at
+//! small sizes).
 
 mod compose;
 mod deep;
@@ -136,6 +138,10 @@ pub struct WgpuConfig {
     /// Field products through 64-bit shader integers where the adapter has
     /// them (default: `KILN_WGPU_INT64=1`, else 32-bit limbs everywhere).
     pub int64: Option<bool>,
+    /// At most 2^tile_log elements (4 to 11) in an NTT workgroup's tile
+    /// (default: `KILN_WGPU_TILE_LOG`, else what the adapter's workgroup
+    /// memory holds, at most 2^11).
+    pub tile_log: Option<u32>,
 }
 
 /// The wgpu backend on one adapter.
@@ -161,6 +167,7 @@ impl WgpuBackend {
             max_binding_bytes: config.max_binding_bytes.or_else(|| env_parse("KILN_WGPU_MAX_BINDING")),
             memory_budget_bytes: config.memory_budget_bytes,
             int64: config.int64.unwrap_or_else(|| std::env::var("KILN_WGPU_INT64").is_ok_and(|v| v == "1")),
+            tile_log: config.tile_log.or_else(|| env_parse("KILN_WGPU_TILE_LOG")),
         };
         let dev = Device::new(&settings)?;
         Ok(WgpuBackend { dev, tw: ntt::TwiddleCache::default(), name: "wgpu".into() })

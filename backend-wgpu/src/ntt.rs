@@ -52,16 +52,20 @@ impl TwiddleCache {
 
 /// Splits levels [from, to) into passes (l0, k, c): k levels from l0, in
 /// tiles of 2^c consecutive indices (c <= l0, at most 3), 2^(k+c) <=
-/// 2^tile_log elements a workgroup. A transform with no level still gets
-/// one pass (its load and store).
-pub(crate) fn plan(from: u32, to: u32, tile_log: u32) -> Vec<(u32, u32, u32)> {
+/// 2^tile_log elements a workgroup. With `lanes_first` (a gather from
+/// level 0) a transform that needs several passes gets 2^3 high lanes in
+/// its first pass (`lanes_high` in ntt.wgsl). A transform with no level
+/// still gets one pass (its load and store).
+pub(crate) fn plan(from: u32, to: u32, tile_log: u32, lanes_first: bool) -> Vec<(u32, u32, u32)> {
     let mut v = Vec::new();
     let mut l0 = from;
     while l0 < to {
-        let c = l0.min(3);
+        let lanes = lanes_first && l0 == 0 && to > tile_log;
+        let c = if lanes { 3 } else { l0.min(3) };
         let kmax = tile_log - c;
         let rem = to - l0;
         let k = rem.div_ceil(rem.div_ceil(kmax));
+        let c = if lanes { c.min(to - k) } else { c };
         v.push((l0, k, c));
         l0 += k;
     }
@@ -124,7 +128,8 @@ impl WgpuBackend {
             Load::Gather { .. } => 0,
             Load::Expand { log_src, .. } => r.log_n - log_src,
         };
-        let passes = plan(from, r.log_n, self.dev.tile_log);
+        let gather = matches!(r.load, Load::Gather { .. });
+        let passes = plan(from, r.log_n, self.dev.tile_log, gather);
         let table = if r.inverse_roots { &tw.inv } else { &tw.fwd };
         let n = 1u64 << r.log_n;
         let dummy = &self.dev.dummy;
@@ -155,6 +160,8 @@ impl WgpuBackend {
             pc.extend(words(sc.unwrap_or(F::ONE).value()));
             pc.extend(words(scale.value()));
             pc.extend([twist.is_some() as u32, twist.map_or(0, |t| t.1)]);
+            // High lanes where the plan gave a gather's first pass lanes.
+            pc.push((gather && idx == 0 && c > l0) as u32);
             let groups = (n >> (kk + c)) as u32;
             let tw_buf = twist.map_or(dummy, |t| t.0);
             // At most 65535 columns a dispatch (workgroups y); the bases
@@ -397,15 +404,20 @@ mod tests {
         for tile in [9u32, 11] {
             for from in 0..6u32 {
                 for to in from..=24 {
-                    let p = plan(from, to, tile);
-                    let mut l = from;
-                    for &(l0, k, c) in &p {
-                        assert_eq!(l0, l);
-                        assert!(c <= l0 && k + c <= tile, "{p:?}");
-                        l += k;
+                    for lanes in [false, true] {
+                        let p = plan(from, to, tile, lanes);
+                        let mut l = from;
+                        for (i, &(l0, k, c)) in p.iter().enumerate() {
+                            assert_eq!(l0, l);
+                            // High lanes: only a gather's first pass of several,
+                            // above its levels.
+                            let high = lanes && i == 0 && from == 0 && p.len() > 1;
+                            assert!(if high { c + k <= to } else { c <= l0 } && k + c <= tile, "{p:?}");
+                            l += k;
+                        }
+                        assert_eq!(l, to.max(from), "{from}..{to}: {p:?}");
+                        assert!(!p.is_empty());
                     }
-                    assert_eq!(l, to.max(from), "{from}..{to}: {p:?}");
-                    assert!(!p.is_empty());
                 }
             }
         }

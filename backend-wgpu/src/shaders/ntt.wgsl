@@ -12,6 +12,14 @@
 //      zero-padded levels below l0 = log_n - log_src already done.
 // The last pass multiplies by `scale` when `scale_on` (the 1/n of the
 // inverse).
+//
+// With `lanes_high` (the first pass of a gather, l0 = 0, when the
+// transform needs several passes) the 2^c lanes of a workgroup are not
+// consecutive positions but the positions whose bit-reversed indices are
+// 2^c consecutive source words: the gather reads runs of 2^c words
+// instead of one word every 2^(log_n - k), and each lane stores a run of
+// 2^k positions. The twiddles depend on the level bits only (the lanes sit
+// above them).
 struct Pc {
     log_n: u32,
     l0: u32,
@@ -29,6 +37,7 @@ struct Pc {
     load_scale: vec2<u32>,
     twist: u32,
     twist_lo_bits: u32,
+    lanes_high: u32,
 }
 
 var<push_constant> pc: Pc;
@@ -42,6 +51,20 @@ var<workgroup> sh: array<vec2<u32>, TILE>;
 // w_(2^(level+1))^m from the table of w_(2^tw_log)^j, j < 2^(tw_log-1).
 fn level_root(level: u32, m: u32) -> vec2<u32> {
     return tw[m << (pc.tw_log - level - 1u)];
+}
+
+// The position of workgroup element e (lane e & cmask, butterfly index
+// e >> c) in workgroup g.
+fn position(g: u32, e: u32) -> u32 {
+    let cmask = (1u << pc.c) - 1u;
+    if (pc.lanes_high == 1u) {
+        let hbits = pc.log_n - pc.k - pc.c;
+        return ((brev(g, hbits) | (brev(e & cmask, pc.c) << hbits)) << pc.k) | (e >> pc.c);
+    }
+    let low_tiles = pc.l0 - pc.c;
+    let low = (g & ((1u << low_tiles) - 1u)) << pc.c;
+    let high = g >> low_tiles;
+    return (high << (pc.l0 + pc.k)) | ((e >> pc.c) << pc.l0) | low | (e & cmask);
 }
 
 fn load(gi: u32, col: u32) -> vec2<u32> {
@@ -67,13 +90,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let t_log = pc.k + pc.c;
     let tsize = 1u << t_log;
     let cmask = (1u << pc.c) - 1u;
-    let low_tiles = pc.l0 - pc.c;
-    let tile = g & ((1u << low_tiles) - 1u);
-    let high = g >> low_tiles;
-    let low = tile << pc.c;
+    // The position bits below l0 that the workgroup's tile fixes (none
+    // with high lanes: l0 is 0).
+    var low = 0u;
+    if (pc.lanes_high == 0u) {
+        low = (g & ((1u << (pc.l0 - pc.c)) - 1u)) << pc.c;
+    }
     for (var e = tid; e < tsize; e += 256u) {
-        let gi = (high << (pc.l0 + pc.k)) | ((e >> pc.c) << pc.l0) | low | (e & cmask);
-        sh[e] = load(gi, col);
+        sh[e] = load(position(g, e), col);
     }
     workgroupBarrier();
     let half = tsize >> 1u;
@@ -87,7 +111,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let j0 = ((jj >> s) << (s + 1u)) | jlow;
             let e0 = (j0 << pc.c) | t;
             let e1 = e0 | (1u << (s + pc.c));
-            let w = level_root(level, (jlow << pc.l0) | low | t);
+            var m = jlow << pc.l0;
+            if (pc.lanes_high == 0u) {
+                m = m | low | t;
+            }
+            let w = level_root(level, m);
             let x = sh[e0];
             let y = f_mul(sh[e1], w);
             sh[e0] = f_add(x, y);
@@ -96,7 +124,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
     }
     for (var e = tid; e < tsize; e += 256u) {
-        let gi = (high << (pc.l0 + pc.k)) | ((e >> pc.c) << pc.l0) | low | (e & cmask);
+        let gi = position(g, e);
         var v = sh[e];
         if (pc.scale_on == 1u) {
             v = f_mul(v, pc.scale);
