@@ -98,6 +98,47 @@ pub struct ComposeInputs<'a, M> {
     pub aux_values: &'a [Ext],
     /// Constraint k is weighted by alpha^k.
     pub alpha: Ext,
+    /// The next rows, given apart: `None` when the matrices hold the whole
+    /// LDE coset (a row's successor is B rows on, cyclically). `Some` when
+    /// `domain` is a piece of a coset of the trace's size, so that a row's
+    /// successor lies in another piece: row i of these matrices holds the
+    /// trace polynomials at `domain.point(i) * w_n` (w_n generates the
+    /// trace domain). Constraints then read offsets 0 and 1 only.
+    pub next: Option<NextRows<&'a M>>,
+}
+
+/// The trace's next rows on a piece of a coset (see [`ComposeInputs::next`]).
+#[derive(Clone, Copy, Debug)]
+pub struct NextRows<M> {
+    pub fixed: Option<M>,
+    pub main: M,
+    pub aux: Option<M>,
+}
+
+impl<M> NextRows<M> {
+    pub fn as_ref(&self) -> NextRows<&M> {
+        NextRows { fixed: self.fixed.as_ref(), main: &self.main, aux: self.aux.as_ref() }
+    }
+
+    pub fn map<N>(self, mut f: impl FnMut(M) -> N) -> NextRows<N> {
+        NextRows { fixed: self.fixed.map(&mut f), main: f(self.main), aux: self.aux.map(&mut f) }
+    }
+
+    pub fn try_map<N, E>(
+        self,
+        mut f: impl FnMut(M) -> std::result::Result<N, E>,
+    ) -> std::result::Result<NextRows<N>, E> {
+        Ok(NextRows {
+            fixed: self.fixed.map(&mut f).transpose()?,
+            main: f(self.main)?,
+            aux: self.aux.map(&mut f).transpose()?,
+        })
+    }
+
+    /// The matrices, fixed first.
+    pub fn matrices(&self) -> impl Iterator<Item = &M> {
+        self.fixed.iter().chain([&self.main]).chain(&self.aux)
+    }
 }
 
 impl<'a, M> ComposeInputs<'a, M> {
@@ -118,6 +159,7 @@ impl<'a, M> ComposeInputs<'a, M> {
             publics: self.publics,
             aux_values: self.aux_values,
             alpha: self.alpha,
+            next: self.next.map(|n| n.map(&f)),
         }
     }
 }
@@ -204,6 +246,13 @@ pub trait NttOps: BackendBase {
     /// `shift * H_(n << log_blowup)`: the second half of `coset_lde`, for
     /// a caller that keeps the coefficients and evaluates them many times.
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &Self::Matrix, log_blowup: u32, shift: F) -> Result<Self::Matrix>;
+    /// Coefficients (natural order, n per column) to the remainder of each
+    /// column's polynomial modulo `X^m - c`, m = n >> log_fold: row k is
+    /// sum over r of `coeffs[k + r*m] * c^r`. On a coset `s * H_m` with
+    /// `s^m = c` the remainder takes the polynomial's values, so
+    /// `coset_ntt` of it (blowup 1, shift s) evaluates the polynomial on a
+    /// coset smaller than its degree: a piece of a coset, built alone.
+    fn fold_coeffs(&self, ctx: &Ctx, coeffs: &Self::Matrix, log_fold: u32, c: F) -> Result<Self::Matrix>;
 }
 
 /// Merkle trees whose leaves are matrix rows.

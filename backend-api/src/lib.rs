@@ -31,7 +31,7 @@ pub mod wrap;
 
 pub use backend::{
     Backend, BackendBase, ComposeInputs, ComposeOps, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree,
-    FriOps, Lane, LogUpInputs, LogUpOps, MerkleOps, NttOps, RowOpening,
+    FriOps, Lane, LogUpInputs, LogUpOps, MerkleOps, NextRows, NttOps, RowOpening,
 };
 pub use domain::Coset;
 pub use error::{BackendError, Result, Stage};

@@ -14,7 +14,7 @@
 //! instead of a copy of the six traits.
 
 use crate::backend::{
-    Backend, ComposeInputs, Ctx, DeepColumns, DeepPoint, DeviceMatrix, DeviceTree, LogUpInputs, RowOpening,
+    Backend, ComposeInputs, Ctx, DeepColumns, DeepPoint, DeviceMatrix, DeviceTree, LogUpInputs, NextRows, RowOpening,
 };
 use crate::domain::Coset;
 use crate::error::{BackendError, Result, Stage};
@@ -37,6 +37,7 @@ pub enum Op<'a, M, T> {
     Intt(M),
     CosetLde { m: M, log_blowup: u32, shift: F },
     CosetNtt { m: M, log_blowup: u32, shift: F },
+    FoldCoeffs { m: M, log_fold: u32, c: F },
     Commit { m: M, hash: HashKind },
     Open { m: M, tree: T, rows: Cow<'a, [usize]> },
     LeafDigests { m: M, hash: HashKind },
@@ -62,6 +63,7 @@ pub struct ComposeOp<'a, M> {
     pub publics: Cow<'a, [F]>,
     pub aux_values: Cow<'a, [Ext]>,
     pub alpha: Ext,
+    pub next: Option<NextRows<M>>,
 }
 
 /// One DEEP point (see [`DeepPoint`]).
@@ -141,6 +143,7 @@ impl<'a, M> ComposeOp<'a, M> {
             publics: Cow::Borrowed(i.publics),
             aux_values: Cow::Borrowed(i.aux_values),
             alpha: i.alpha,
+            next: i.next,
         }
     }
 
@@ -160,6 +163,7 @@ impl<'a, M> ComposeOp<'a, M> {
             publics: &self.publics,
             aux_values: &self.aux_values,
             alpha: self.alpha,
+            next: self.next.as_ref().map(|n| n.as_ref().map(Borrow::borrow)),
         }
     }
 }
@@ -214,7 +218,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { .. } | Op::Commit { .. } | Op::LeafDigests { .. } => Stage::MerkleCommit,
             Op::Ntt(_) => Stage::Ntt,
             Op::Intt(_) => Stage::InverseNtt,
-            Op::CosetLde { .. } | Op::CosetNtt { .. } => Stage::CosetLde,
+            Op::CosetLde { .. } | Op::CosetNtt { .. } | Op::FoldCoeffs { .. } => Stage::CosetLde,
             Op::Open { .. } | Op::Rows { .. } => Stage::MerkleOpen,
             Op::LogUpAux { .. } => Stage::LogUp,
             Op::Compose(_) => Stage::Compose,
@@ -236,6 +240,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Intt(_) => "intt",
             Op::CosetLde { .. } => "coset_lde",
             Op::CosetNtt { .. } => "coset_ntt",
+            Op::FoldCoeffs { .. } => "fold_coeffs",
             Op::Commit { .. } => "commit",
             Op::Open { .. } => "open",
             Op::LeafDigests { .. } => "leaf_digests",
@@ -258,6 +263,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { m, .. }
             | Op::CosetLde { m, .. }
             | Op::CosetNtt { m, .. }
+            | Op::FoldCoeffs { m, .. }
             | Op::Commit { m, .. }
             | Op::Open { m, .. }
             | Op::LeafDigests { m, .. }
@@ -265,7 +271,13 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::EvaluateAt { m, .. } => vec![m],
             Op::SplitQuotient { q, .. } => vec![q],
             Op::LogUpAux { main, fixed, .. } => std::iter::once(main).chain(fixed).collect(),
-            Op::Compose(c) => c.fixed.iter().chain([&c.main]).chain(&c.aux).collect(),
+            Op::Compose(c) => c
+                .fixed
+                .iter()
+                .chain([&c.main])
+                .chain(&c.aux)
+                .chain(c.next.iter().flat_map(NextRows::matrices))
+                .collect(),
             Op::DeepQuotient { points, .. } => {
                 points.iter().flat_map(|p| p.columns.iter().map(|c| &c.matrix)).collect()
             }
@@ -294,6 +306,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Intt(m) => Op::Intt(fm(m)?),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
+            Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m: fm(m)?, log_fold: *log_fold, c: *c },
             Op::Commit { m, hash } => Op::Commit { m: fm(m)?, hash: *hash },
             Op::Open { m, tree, rows } => Op::Open { m: fm(m)?, tree: ft(tree)?, rows: Cow::Borrowed(&**rows) },
             Op::LeafDigests { m, hash } => Op::LeafDigests { m: fm(m)?, hash: *hash },
@@ -316,6 +329,7 @@ impl<'a, M, T> Op<'a, M, T> {
                 publics: Cow::Borrowed(&*c.publics),
                 aux_values: Cow::Borrowed(&*c.aux_values),
                 alpha: c.alpha,
+                next: c.next.as_ref().map(|n| n.as_ref().try_map(&mut fm)).transpose()?,
             })),
             Op::SplitQuotient { q, domain, log_trace_height, parts } => {
                 Op::SplitQuotient { q: fm(q)?, domain: *domain, log_trace_height: *log_trace_height, parts: *parts }
@@ -369,6 +383,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Intt(m) => Op::Intt(m),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
+            Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m, log_fold, c },
             Op::Commit { m, hash } => Op::Commit { m, hash },
             Op::Open { m, tree, rows } => Op::Open { m, tree, rows: own(rows) },
             Op::LeafDigests { m, hash } => Op::LeafDigests { m, hash },
@@ -387,6 +402,7 @@ impl<'a, M, T> Op<'a, M, T> {
                     publics: own(c.publics),
                     aux_values: own(c.aux_values),
                     alpha: c.alpha,
+                    next: c.next,
                 }))
             }
             Op::SplitQuotient { q, domain, log_trace_height, parts } => {
@@ -431,6 +447,7 @@ impl<M, T> Op<'_, M, T> {
             Op::Intt(m) => Out::Matrix(b.intt(ctx, m.borrow())?),
             Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::CosetNtt { m, log_blowup, shift } => Out::Matrix(b.coset_ntt(ctx, m.borrow(), *log_blowup, *shift)?),
+            Op::FoldCoeffs { m, log_fold, c } => Out::Matrix(b.fold_coeffs(ctx, m.borrow(), *log_fold, *c)?),
             Op::Commit { m, hash } => Out::Tree(b.commit(ctx, m.borrow(), *hash)?),
             Op::Open { m, tree, rows } => Out::Openings(b.open(ctx, m.borrow(), tree.borrow(), rows)?),
             Op::LeafDigests { m, hash } => Out::Digests(b.leaf_digests(ctx, m.borrow(), *hash)?),
@@ -471,6 +488,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, shift } | Op::CosetNtt { m, log_blowup, shift } => {
                 validate::coset_lde(m, *log_blowup, *shift).map(drop)
             }
+            Op::FoldCoeffs { m, log_fold, .. } => validate::fold_coeffs(m, *log_fold),
             Op::Commit { m, .. } => validate::commit(m).map(drop),
             Op::Open { m, tree, rows } => validate::open(m, tree, rows),
             Op::LeafDigests { m, .. } => validate::leaf_digests(m),
@@ -506,6 +524,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => {
                 inputs + 2 * matrix_bytes((m.height() as u64) << (*log_blowup).min(16), m.width() as u64)
             }
+            Op::FoldCoeffs { m, log_fold, .. } => {
+                inputs + matrix_bytes((m.height() >> (*log_fold).min(63)) as u64, m.width() as u64)
+            }
             Op::Commit { m, .. } | Op::Open { m, .. } => inputs + tree_bytes(m.height() as u64),
             Op::LeafDigests { m, .. } => inputs + 32 * m.height() as u64,
             Op::Rows { m, rows } => inputs + (rows.len() * m.width() * 8) as u64,
@@ -530,7 +551,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
         let one = |m: &M, log_blowup: u32| TableDims::matrix(log(m.height()), log_blowup, m.width());
         match self {
             Op::Upload(m) => TableDims::matrix(log(m.height()), 0, m.width()),
-            Op::Download(m) | Op::Reshape { m, .. } | Op::Ntt(m) | Op::Intt(m) => one(m, 0),
+            Op::Download(m) | Op::Reshape { m, .. } | Op::Ntt(m) | Op::Intt(m) | Op::FoldCoeffs { m, .. } => one(m, 0),
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
@@ -540,7 +561,8 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 ..one(main, 0)
             },
             Op::Compose(c) => {
-                let log_n = c.log_trace_height;
+                // A piece given its next rows is a coset of its own size.
+                let log_n = if c.next.is_some() { c.domain.log_size } else { c.log_trace_height };
                 TableDims {
                     fixed_width: c.fixed.as_ref().map_or(0, |f| f.width() as u64),
                     aux_width: c.aux.as_ref().map_or(0, |a| a.width() as u64).div_ceil(3),

@@ -5,6 +5,7 @@ use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree, LogUpIn
 use crate::domain::Coset;
 use crate::error::{BackendError, Result, Stage};
 use crate::field::{F, TWO_ADICITY};
+use crate::ir::{ConstraintSystem, Leaf, Node};
 
 /// Largest supported log2 blowup (blowup 16).
 pub const MAX_LOG_BLOWUP: u32 = 4;
@@ -126,40 +127,32 @@ pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
     let stage = Stage::Compose;
     domain(stage, &i.domain)?;
     i.constraints.check_structure().map_err(|e| err(stage, format!("malformed constraint system: {e}")))?;
+    let (log_n, log_size) = (i.log_trace_height, i.domain.log_size);
+    match i.next {
+        None if log_n > log_size || log_size - log_n > MAX_LOG_BLOWUP => {
+            return Err(err(stage, format!("LDE of 2^{log_size} rows does not extend a trace of 2^{log_n}")));
+        }
+        Some(_) if log_size > log_n => {
+            return Err(err(
+                stage,
+                format!("a piece of 2^{log_size} rows given next rows exceeds the trace's 2^{log_n}"),
+            ));
+        }
+        Some(_) => {
+            if let Some(o) = i.constraints.nodes.iter().filter_map(leaf_offset).find(|&o| o > 1) {
+                return Err(err(stage, format!("a constraint reads row offset {o}; given next rows, only 0 and 1")));
+            }
+        }
+        None => {}
+    }
+    compose_matrices(i.fixed, i.main, i.aux, i.constraints, i.domain.size())?;
+    if let Some(next) = i.next {
+        if next.fixed.is_some() != i.fixed.is_some() || next.aux.is_some() != i.aux.is_some() {
+            return Err(err(stage, "the next rows name other matrices than the rows".into()));
+        }
+        compose_matrices(next.fixed, next.main, next.aux, i.constraints, i.domain.size())?;
+    }
     let l = &i.constraints.layout;
-    let n_lde = i.domain.size();
-    if i.log_trace_height > i.domain.log_size || i.domain.log_size - i.log_trace_height > MAX_LOG_BLOWUP {
-        return Err(err(
-            stage,
-            format!("LDE of 2^{} rows does not extend a trace of 2^{}", i.domain.log_size, i.log_trace_height),
-        ));
-    }
-    if i.main.height() != n_lde || i.main.width() != l.main_width {
-        return Err(err(
-            stage,
-            format!("main LDE is {}x{}, expected {n_lde}x{}", i.main.height(), i.main.width(), l.main_width),
-        ));
-    }
-    match (i.fixed, l.fixed_width) {
-        (None, 0) => {}
-        (Some(f), w) if f.height() == n_lde && f.width() == w && w > 0 => {}
-        (f, w) => {
-            return Err(err(
-                stage,
-                format!("fixed LDE is {:?}, expected {n_lde}x{w}", f.map(|f| (f.height(), f.width()))),
-            ))
-        }
-    }
-    match (i.aux, l.aux_width) {
-        (None, 0) => {}
-        (Some(a), w) if a.height() == n_lde && a.width() == 3 * w && w > 0 => {}
-        (a, w) => {
-            return Err(err(
-                stage,
-                format!("auxiliary LDE is {:?}, expected {n_lde}x{}", a.map(|a| (a.height(), a.width())), 3 * w),
-            ))
-        }
-    }
     let counts = [
         ("challenges", i.challenges.len(), l.num_challenges),
         ("public inputs", i.publics.len(), l.num_public),
@@ -170,10 +163,62 @@ pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
             return Err(err(stage, format!("{got} {what} given, the constraints expect {want}")));
         }
     }
-    // x^n - 1 vanishes somewhere on the coset iff shift^N = 1: the
-    // quotient would be undefined there.
-    if i.domain.shift.pow(n_lde as u64) == F::ONE {
+    // x^n - 1 vanishes somewhere on the coset iff shift^N = 1 (N the
+    // larger of the coset's and the trace's sizes): the quotient would be
+    // undefined there.
+    if i.domain.shift.pow(1u64 << log_size.max(log_n)) == F::ONE {
         return Err(err(stage, "the coset meets the trace domain's vanishing set".into()));
+    }
+    Ok(())
+}
+
+fn leaf_offset(node: &Node) -> Option<u32> {
+    match node {
+        Node::Leaf(Leaf::Main { offset, .. } | Leaf::Fixed { offset, .. } | Leaf::Aux { offset, .. }) => Some(*offset),
+        _ => None,
+    }
+}
+
+/// The fixed, main and auxiliary matrices of a composition: `rows` rows
+/// each, as wide as the constraints' layout says.
+fn compose_matrices<M: DeviceMatrix>(
+    fixed: Option<&M>,
+    main: &M,
+    aux: Option<&M>,
+    cs: &ConstraintSystem,
+    rows: usize,
+) -> Result<()> {
+    let (stage, l) = (Stage::Compose, &cs.layout);
+    if main.height() != rows || main.width() != l.main_width {
+        return Err(err(
+            stage,
+            format!("main LDE is {}x{}, expected {rows}x{}", main.height(), main.width(), l.main_width),
+        ));
+    }
+    match (fixed, l.fixed_width) {
+        (None, 0) => {}
+        (Some(f), w) if f.height() == rows && f.width() == w && w > 0 => {}
+        (f, w) => {
+            let got = f.map(|f| (f.height(), f.width()));
+            return Err(err(stage, format!("fixed LDE is {got:?}, expected {rows}x{w}")));
+        }
+    }
+    match (aux, l.aux_width) {
+        (None, 0) => Ok(()),
+        (Some(a), w) if a.height() == rows && a.width() == 3 * w && w > 0 => Ok(()),
+        (a, w) => {
+            let got = a.map(|a| (a.height(), a.width()));
+            Err(err(stage, format!("auxiliary LDE is {got:?}, expected {rows}x{}", 3 * w)))
+        }
+    }
+}
+
+/// A coefficient fold: a power-of-two height the fold divides.
+pub fn fold_coeffs<M: DeviceMatrix>(m: &M, log_fold: u32) -> Result<()> {
+    let stage = Stage::CosetLde;
+    let log_n = two_adic_height(stage, m.height())?;
+    if log_fold > log_n {
+        return Err(err(stage, format!("cannot fold 2^{log_n} coefficients by 2^{log_fold}")));
     }
     Ok(())
 }

@@ -146,6 +146,9 @@ impl<H: OpHook> NttOps for H {
     fn coset_ntt(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
         matrix(self, ctx, Op::CosetNtt { m, log_blowup, shift })
     }
+    fn fold_coeffs(&self, ctx: &Ctx, m: &H::Matrix, log_fold: u32, c: F) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::FoldCoeffs { m, log_fold, c })
+    }
 }
 
 impl<H: OpHook> MerkleOps for H {

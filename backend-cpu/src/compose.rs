@@ -12,6 +12,8 @@
 //!   divided once per row: 1/(x^n - 1) takes only N/n distinct values on
 //!   the coset, and the single-row denominators are batch-inverted per
 //!   chunk.
+//! - On a piece of a coset given its next rows (`ComposeInputs::next`), a
+//!   row's successor is read from those at the same row.
 
 use crate::deep::batch_invert;
 use crate::simd;
@@ -121,8 +123,15 @@ fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Res
     let scalars = column_free_values(cs, i.challenges, i.publics, i.aux_values);
     let alphas = powers(i.alpha, cs.constraints.len());
 
-    let big = n * blowup;
+    let big = i.domain.size();
     let row_shift = |offset: u32| (offset as usize % n) * blowup % big;
+    // A column read `offset` rows on: the same matrix shifted, or (a piece
+    // given its next rows) the next rows' matrix.
+    let read = |m: &'a CpuMatrix, next: Option<&'a CpuMatrix>, col: usize, offset: u32| match next {
+        Some(next) if offset > 0 => (next.column(col), 0),
+        _ => (m.column(col), row_shift(offset)),
+    };
+    let next = i.next;
     let main = i.main;
     let mut vals: Vec<Val> = Vec::with_capacity(nodes.len());
     let mut instrs = Vec::new();
@@ -150,24 +159,24 @@ fn compile<'a>(i: &ComposeInputs<'a, CpuMatrix>, n: usize, blowup: usize) -> Res
                 Leaf::AuxValue(c) => Val::ES(i.aux_values[c as usize]),
                 Leaf::Main { col, offset } => {
                     let out = bregs.alloc();
-                    instrs.push(Instr::LoadBase { out, col: main.column(col as usize), shift: row_shift(offset) });
+                    let (col, shift) = read(main, next.map(|n| n.main), col as usize, offset);
+                    instrs.push(Instr::LoadBase { out, col, shift });
                     Val::BV(out)
                 }
                 Leaf::Fixed { col, offset } => {
                     let fixed = i.fixed.ok_or_else(|| bad("fixed column read but no fixed LDE given".into()))?;
                     let out = bregs.alloc();
-                    instrs.push(Instr::LoadBase { out, col: fixed.column(col as usize), shift: row_shift(offset) });
+                    let (col, shift) = read(fixed, next.and_then(|n| n.fixed), col as usize, offset);
+                    instrs.push(Instr::LoadBase { out, col, shift });
                     Val::BV(out)
                 }
                 Leaf::Aux { col, offset } => {
                     let aux = i.aux.ok_or_else(|| bad("auxiliary column read but no auxiliary LDE given".into()))?;
                     let c = 3 * col as usize;
                     let out = eregs.alloc();
-                    instrs.push(Instr::LoadExt {
-                        out,
-                        cols: [aux.column(c), aux.column(c + 1), aux.column(c + 2)],
-                        shift: row_shift(offset),
-                    });
+                    let next = next.and_then(|n| n.aux);
+                    let [(c0, shift), (c1, _), (c2, _)] = [0, 1, 2].map(|k| read(aux, next, c + k, offset));
+                    instrs.push(Instr::LoadExt { out, cols: [c0, c1, c2], shift });
                     Val::EV(out)
                 }
             },
@@ -479,10 +488,12 @@ pub(crate) fn compose(i: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
     let big = i.domain.size();
     let log_n = i.log_trace_height;
     let n = 1usize << log_n;
-    let blowup = big / n;
+    // x^n - 1 on a whole LDE coset is shift^n * w_B^(i mod B) - 1; on a
+    // piece (no larger than the trace) it is one value.
+    let log_b = i.domain.log_size.saturating_sub(log_n);
+    let blowup = 1usize << log_b;
     let shift = i.domain.shift;
-    // x^n - 1 on the coset: shift^n * w_B^(i mod B) - 1.
-    let w_b = F::two_adic_root(i.domain.log_size - log_n);
+    let w_b = F::two_adic_root(log_b);
     let s_n = shift.pow(n as u64);
     let mut zh: Vec<F> = (0..blowup).map(|j| s_n * w_b.pow(j as u64) - F::ONE).collect();
     if zh.iter().any(|v| v.is_zero()) {

@@ -219,6 +219,21 @@ impl NttOps for CpuBackend {
         });
         Ok(CpuMatrix::from_data(coeffs.width, big, out))
     }
+
+    fn fold_coeffs(&self, ctx: &Ctx, coeffs: &CpuMatrix, log_fold: u32, c: F) -> Result<CpuMatrix> {
+        validate::fold_coeffs(coeffs, log_fold)?;
+        let (n, m) = (coeffs.height, coeffs.height >> log_fold);
+        let mut out = try_zeroed(m * coeffs.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
+        out.par_chunks_mut(m.max(1)).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| {
+            // Horner in c over the 2^log_fold slices, last slice first.
+            let mut slices = src.chunks(m).rev();
+            dst.copy_from_slice(slices.next().expect("n >= m > 0"));
+            for slice in slices {
+                dst.iter_mut().zip(slice).for_each(|(d, &x)| *d = *d * c + x);
+            }
+        });
+        Ok(CpuMatrix::from_data(coeffs.width, m, out))
+    }
 }
 
 impl MerkleOps for CpuBackend {

@@ -73,6 +73,7 @@ impl Case {
             publics: &self.publics,
             aux_values: &self.aux_values,
             alpha: self.alpha,
+            next: None,
         }
     }
 

@@ -157,6 +157,7 @@ fn main() -> Result<()> {
         publics: &[],
         aux_values: &[],
         alpha: Ext::new(F::new(5), F::new(6), F::new(7)),
+        next: None,
     };
     let t = std::time::Instant::now();
     gpu.compose(&ctx, &inputs)?;

@@ -99,8 +99,10 @@ fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[us
     let mut s = String::from(kernels_cuda::FIELD_H);
     s.push_str(
         "\nextern \"C\" __global__ void kiln_compose(const u64* __restrict__ mainm, const u64* __restrict__ auxm,\n\
-         const u64* __restrict__ fixm, const u64* __restrict__ cst, const u64* __restrict__ zinv_all,\n\
-         const u64* __restrict__ tw, u64* out, u64 log_big, u64 log_blowup, u64 shift, u64 tw_log, u64 g_inv) {\n\
+         const u64* __restrict__ fixm, const u64* __restrict__ mainn, const u64* __restrict__ auxn,\n\
+         const u64* __restrict__ fixn, const u64* __restrict__ cst, const u64* __restrict__ zinv_all,\n\
+         const u64* __restrict__ tw, u64* out, u64 log_big, u64 log_blowup, u64 nb, u64 shift, u64 tw_log,\n\
+         u64 g_inv) {\n\
          const u64 N = 1ull << log_big;\n const u64 mask = N - 1;\n\
          const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
          const u64 B = 1ull << log_blowup;\n",
@@ -188,9 +190,11 @@ const GROUPS: [(ConstraintDomain, &str); 4] = [
 ];
 
 /// Every `live` node, as a register value `v{node}` (base-field nodes with
-/// base arithmetic). Trace leaves read row `(i + offset * B) & mask` of
-/// `mainm`, `fixm` or `auxm` (columns of `N`); challenges, auxiliary
-/// values and publics come from `cst`.
+/// base arithmetic). Trace leaves read row i of `mainm`, `fixm` or `auxm`
+/// (columns of `N`) at offset 0, row `(i + offset * nb) & mask` of
+/// `mainn`, `fixn` or `auxn` past it: the same matrices with nb = B on a
+/// whole LDE coset, the next rows with nb = 0 on a piece given them.
+/// Challenges, auxiliary values and publics come from `cst`.
 fn emit_nodes(
     s: &mut String,
     cs: &ConstraintSystem,
@@ -200,6 +204,8 @@ fn emit_nodes(
     after: &mut dyn FnMut(&mut String, usize),
 ) {
     let is_base = &a.is_base;
+    let matrix = |name: &str, offset: u32| format!("{name}{}", if offset == 0 { 'm' } else { 'n' });
+    let row = |offset: u32| if offset == 0 { "i".to_string() } else { format!("((i + {offset}ull * nb) & mask)") };
     for (idx, node) in cs.nodes.iter().enumerate() {
         if !live[idx] {
             continue;
@@ -218,13 +224,13 @@ fn emit_nodes(
         let expr = match *node {
             Node::Leaf(Leaf::Const(v)) => format!("{}ull", v.value()),
             Node::Leaf(Leaf::Main { col, offset }) => {
-                format!("mainm[{col}ull * N + ((i + {offset}ull * B) & mask)]")
+                format!("{}[{col}ull * N + {}]", matrix("main", offset), row(offset))
             }
             Node::Leaf(Leaf::Fixed { col, offset }) => {
-                format!("fixm[{col}ull * N + ((i + {offset}ull * B) & mask)]")
+                format!("{}[{col}ull * N + {}]", matrix("fix", offset), row(offset))
             }
             Node::Leaf(Leaf::Aux { col, offset }) => {
-                format!("e_load(auxm + {}ull * N, N, (i + {offset}ull * B) & mask)", 3 * col as u64)
+                format!("e_load({} + {}ull * N, N, {})", matrix("aux", offset), 3 * col as u64, row(offset))
             }
             Node::Leaf(Leaf::Challenge(k)) => {
                 let o = cl.challenges + 3 * k as usize;
@@ -306,7 +312,7 @@ pub(crate) fn generate_logup(logup: &LogUp) -> String {
          const u64* __restrict__ cst, u64* out, u64 log_n) {\n\
          const u64 N = 1ull << log_n;\n const u64 mask = N - 1;\n\
          const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
-         const u64 B = 1ull;\n",
+         const u64* mainn = mainm;\n const u64* fixn = fixm;\n const u64 nb = 1ull;\n",
     );
     let a = Analysis::new(cs);
     let mut live = vec![false; cs.nodes.len()];

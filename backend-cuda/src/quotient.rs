@@ -48,11 +48,13 @@ impl ComposeOps for CudaBackend {
         let cs = inputs.constraints;
         let log_big = inputs.domain.log_size;
         let log_n = inputs.log_trace_height;
-        let log_blowup = log_big - log_n;
+        // A piece given its next rows is no larger than the trace: one
+        // value of 1 / (x^n - 1), and its own rows.
+        let log_blowup = log_big.saturating_sub(log_n);
         let d = TableDims {
             fixed_width: inputs.fixed.map_or(0, |m| m.width as u64),
             aux_width: inputs.aux.map_or(0, |m| m.width as u64).div_ceil(3),
-            ..Self::dims(log_n, log_blowup, inputs.main.width)
+            ..Self::dims(log_big - log_blowup, log_blowup, inputs.main.width)
         };
         let _permit = self.admit(stage, ctx, d)?;
         let mut s = self.scope(stage, ctx)?;
@@ -69,25 +71,35 @@ impl ComposeOps for CudaBackend {
         let out = s.alloc(big * 3)?;
         let threads = 128;
         let (main, aux, fixed) = (&inputs.main.buf, inputs.aux.map(|m| &m.buf), inputs.fixed.map(|m| &m.buf));
+        // Rows past offset 0: the same matrices B rows on, or a piece's
+        // next rows at the same row.
+        let (next, nb) = match inputs.next {
+            Some(n) => ((&n.main.buf, n.aux.map(|m| &m.buf), n.fixed.map(|m| &m.buf)), 0),
+            None => ((main, aux, fixed), 1u64 << log_blowup),
+        };
+        let ptr = |b: Option<&Arc<DevBuf>>| b.map_or(0, |b| b.ptr);
         // Both kernels take these; the interpreter its instruction list
         // before them and the domain set after.
         let shared = [
             main.ptr,
-            aux.map_or(0, |b| b.ptr),
-            fixed.map_or(0, |b| b.ptr),
+            ptr(aux),
+            ptr(fixed),
+            next.0.ptr,
+            ptr(next.1),
+            ptr(next.2),
             cst_b.ptr,
             zinv_b.ptr,
             tw.fwd.ptr,
             out.ptr,
             log_big as u64,
             log_blowup as u64,
+            nb,
             shift.value(),
             tw.log as u64,
             g_inv.value(),
         ];
-        let mut bufs = vec![main, &cst_b, &zinv_b, &tw.fwd, &out];
-        bufs.extend(aux);
-        bufs.extend(fixed);
+        let mut bufs = vec![main, next.0, &cst_b, &zinv_b, &tw.fwd, &out];
+        bufs.extend(aux.into_iter().chain(fixed).chain(next.1).chain(next.2));
         let prog_b;
         let kernels = match program {
             Some((prog, domains)) => {

@@ -4,6 +4,7 @@
 use crate::ntt::{self, Load, Touches, Twiddles};
 use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
+use backend_api::memory::matrix_bytes;
 use backend_api::{validate, Ctx, NttOps, Result, Stage, F};
 use std::sync::Arc;
 
@@ -58,11 +59,38 @@ impl NttOps for CudaBackend {
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
         let stage = Stage::CosetLde;
         let log_n = validate::coset_lde(coeffs, log_blowup, shift)?;
-        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, coeffs.width))?;
+        // Its output and the twist tables: no inverse transform's scratch.
+        let w = coeffs.width as u64;
+        let twists = 8 * ((1u64 << log_n.div_ceil(2)) + (1u64 << (log_n / 2)));
+        let loose = matrix_bytes(1 << log_n, w) + matrix_bytes(1 << (log_n + log_blowup), w) + twists;
+        let _permit = self.admit_with(stage, ctx, twists, loose)?;
         let mut s = self.scope(stage, ctx)?;
         let tw = self.twiddles(&mut s, log_n + log_blowup)?;
         let mode = if self.skip_zero_levels { 3 } else { 5 };
         self.expand(&mut s, &tw, &coeffs.buf, (log_n, log_blowup, coeffs.width), mode, shift, F::ONE)
+    }
+
+    fn fold_coeffs(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_fold: u32, c: F) -> Result<CudaMatrix> {
+        let stage = Stage::CosetLde;
+        validate::fold_coeffs(coeffs, log_fold)?;
+        let (n, w) = (coeffs.height, coeffs.width);
+        let (log_n, m) = (n.trailing_zeros(), n >> log_fold);
+        let out_bytes = matrix_bytes(m as u64, w as u64);
+        let _permit = self.admit_with(stage, ctx, 0, matrix_bytes(n as u64, w as u64) + out_bytes)?;
+        let mut s = self.scope(stage, ctx)?;
+        let out = s.alloc(m * w)?;
+        let dev = s.dev.clone();
+        let args = [coeffs.buf.ptr, out.ptr, log_n as u64, (log_n - log_fold) as u64, w as u64, c.value()];
+        let threads = 256;
+        s.launch(
+            dev.func("fold_coeffs"),
+            Self::grid((m * w) as u64, threads),
+            threads,
+            0,
+            &args,
+            &[&coeffs.buf, &out],
+        )?;
+        Ok(Self::matrix(out, m, w))
     }
 }
 

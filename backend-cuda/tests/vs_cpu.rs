@@ -314,6 +314,7 @@ fn compose_and_split_match() {
                     publics: &publics,
                     aux_values: &aux_values,
                     alpha,
+                    next: None,
                 };
                 $b.download(&ctx(), &$b.compose(&ctx(), &i).unwrap()).unwrap()
             }};

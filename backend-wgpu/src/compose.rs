@@ -104,16 +104,21 @@ pub(crate) fn emit_nodes(
     }
 }
 
-/// A trace leaf read at row `(i + offset * B) & mask` through the readers
-/// `ld_main`, `ld_fix` and `ld_aux`.
-fn trace_leaf(l: Leaf) -> Option<String> {
-    let row = |offset: u32| format!("(i + {offset}u * bl) & mask");
+/// A trace leaf read through the readers `ld_main`, `ld_fix` and `ld_aux`
+/// at row `(i + offset * B) & mask`, or (a piece given its next rows) past
+/// offset 0 through `ld_mainn`, `ld_fixn` and `ld_auxn` at row i.
+fn trace_leaf(l: Leaf, next: bool) -> Option<String> {
+    let read = |name: &str, col: u32, offset: u32| match offset {
+        0 => format!("ld_{name}({col}u, i)"),
+        _ if next => format!("ld_{name}n({col}u, i)"),
+        _ => format!("ld_{name}({col}u, (i + {offset}u * bl) & mask)"),
+    };
     Some(match l {
-        Leaf::Main { col, offset } => format!("ld_main({col}u, {})", row(offset)),
-        Leaf::Fixed { col, offset } => format!("ld_fix({col}u, {})", row(offset)),
+        Leaf::Main { col, offset } => read("main", col, offset),
+        Leaf::Fixed { col, offset } => read("fix", col, offset),
         Leaf::Aux { col, offset } => {
-            let (r, c) = (row(offset), 3 * col);
-            format!("E3(ld_aux({c}u, {r}), ld_aux({}u, {r}), ld_aux({}u, {r}))", c + 1, c + 2)
+            let c = 3 * col;
+            format!("E3({}, {}, {})", read("aux", c, offset), read("aux", c + 1, offset), read("aux", c + 2, offset))
         }
         Leaf::Const(v) => lit(v),
         _ => return None,
@@ -127,12 +132,20 @@ const GROUPS: [(ConstraintDomain, &str); 4] = [
     (ConstraintDomain::LastRow, "g_last"),
 ];
 
-/// Buffer counts of the main, auxiliary and fixed inputs.
+/// Buffer counts of the main, auxiliary and fixed inputs, and whether
+/// their next rows come as matrices of the same shapes.
 #[derive(Clone, Copy)]
 pub(crate) struct Split {
     pub main: u32,
     pub aux: u32,
     pub fix: u32,
+    pub next: bool,
+}
+
+impl Split {
+    fn bindings(&self) -> u32 {
+        (self.main + self.aux + self.fix) * (1 + u32::from(self.next))
+    }
 }
 
 const COMPOSE_PC: &str = "struct Pc {
@@ -163,6 +176,14 @@ pub(crate) fn generate(cs: &ConstraintSystem, split: Split) -> String {
             b += count;
         }
     }
+    if split.next {
+        for (name, count) in [("main", split.main), ("aux", split.aux), ("fix", split.fix)] {
+            if count > 0 {
+                s.push_str(&shader::reader_shaped_as(&format!("{name}n"), name, b, count));
+                b += count;
+            }
+        }
+    }
     for (name, w) in [("cst", false), ("zinv", false), ("tw", false), ("out", true)] {
         let access = if w { "read_write" } else { "read" };
         let _ = writeln!(s, "@group(0) @binding({b}) var<storage, {access}> {name}: array<vec2<u32>>;");
@@ -180,7 +201,7 @@ pub(crate) fn generate(cs: &ConstraintSystem, split: Split) -> String {
         let _ = writeln!(s, "    var {name} = e_zero();");
     }
     let leaf = |l: Leaf| {
-        trace_leaf(l).unwrap_or_else(|| match l {
+        trace_leaf(l, split.next).unwrap_or_else(|| match l {
             Leaf::Challenge(k) => cst_ext(cl.challenges + 3 * k as usize),
             Leaf::AuxValue(k) => cst_ext(cl.aux_values + 3 * k as usize),
             Leaf::Public(k) => cst_base(cl.publics + k as usize),
@@ -275,17 +296,24 @@ impl WgpuBackend {
         validate::compose(inputs)?;
         let cs = inputs.constraints;
         let (log_big, log_n) = (inputs.domain.log_size, inputs.log_trace_height);
-        let log_blowup = log_big - log_n;
+        // A piece given its next rows is no larger than the trace: one
+        // value of 1 / (x^n - 1), and its own rows.
+        let log_blowup = log_big.saturating_sub(log_n);
         let d = TableDims {
             fixed_width: inputs.fixed.map_or(0, |m| m.width as u64),
             aux_width: inputs.aux.map_or(0, |m| m.width as u64).div_ceil(3),
-            ..Self::dims(log_n, log_blowup, inputs.main.width)
+            ..Self::dims(log_big - log_blowup, log_blowup, inputs.main.width)
         };
         let _permit = self.admit(stage, ctx, d)?;
         let big = inputs.domain.size();
         let count = |m: Option<&WgpuMatrix>| m.map_or(0, |m| m.bufs.len() as u32);
-        let split = Split { main: count(Some(inputs.main)), aux: count(inputs.aux), fix: count(inputs.fixed) };
-        let bindings = split.main + split.aux + split.fix + 4;
+        let split = Split {
+            main: count(Some(inputs.main)),
+            aux: count(inputs.aux),
+            fix: count(inputs.fixed),
+            next: inputs.next.is_some(),
+        };
+        let bindings = split.bindings() + 4;
         if bindings > self.dev.storage_per_stage {
             return Err(self.dev.decline(
                 stage,
@@ -320,6 +348,11 @@ impl WgpuBackend {
         let mut bufs: Vec<&wgpu::Buffer> = inputs.main.bufs.iter().collect();
         for m in [inputs.aux, inputs.fixed].into_iter().flatten() {
             bufs.extend(m.bufs.iter());
+        }
+        if let Some(next) = inputs.next {
+            for m in [Some(next.main), next.aux, next.fixed].into_iter().flatten() {
+                bufs.extend(m.bufs.iter());
+            }
         }
         bufs.extend([&cst, &zinv, &tw.fwd, obuf]);
         let mut job = self.dev.job(stage, ctx);

@@ -340,6 +340,10 @@ impl NttOps for WgpuBackend {
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
         self.coset_evals(ctx, coeffs, log_blowup, shift)
     }
+
+    fn fold_coeffs(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_fold: u32, c: F) -> Result<WgpuMatrix> {
+        self.fold_columns(ctx, coeffs, log_fold, c)
+    }
 }
 
 impl MerkleOps for WgpuBackend {

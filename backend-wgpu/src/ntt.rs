@@ -14,6 +14,7 @@ use backend_api::{validate, BackendError, Coset, Ctx, Result, Stage, F};
 use std::sync::{Arc, Mutex};
 
 const TAIL: &str = include_str!("shaders/tail.wgsl");
+const FOLD_COEFFS: &str = include_str!("shaders/fold_coeffs.wgsl");
 
 /// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
 pub(crate) struct Twiddles {
@@ -269,6 +270,26 @@ impl WgpuBackend {
         let tw = self.twiddles(stage, ctx, log_n + log_blowup)?;
         let mut job = self.dev.job(stage, ctx);
         let out = self.expand(&mut job, ctx, &tw, coeffs, log_blowup, shift)?;
+        job.submit()?;
+        Ok(out)
+    }
+
+    /// `NttOps::fold_coeffs`: each column's polynomial modulo X^m - c.
+    pub(crate) fn fold_columns(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_fold: u32, c: F) -> Result<WgpuMatrix> {
+        let stage = Stage::CosetLde;
+        validate::fold_coeffs(coeffs, log_fold)?;
+        let (n, w) = (coeffs.height, coeffs.width);
+        let (log_n, m) = (n.trailing_zeros(), n >> log_fold);
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, w))?;
+        let out = self.alloc_matrix(stage, ctx, m, w)?;
+        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, FOLD_COEFFS, 1), &[false, true])?;
+        let mut job = self.dev.job(stage, ctx);
+        for (first, cols) in shared_runs(coeffs, &out) {
+            let ((src, src_base), (dst, dst_base)) = (coeffs.locate(first), out.locate(first));
+            let mut pc = vec![src_base as u32, dst_base as u32, log_n, log_n - log_fold, cols as u32, 0];
+            pc.extend(words(c.value()));
+            job.dispatch(&k, &[src, dst], &pc, crate::device::groups_for((m * cols) as u64))?;
+        }
         job.submit()?;
         Ok(out)
     }

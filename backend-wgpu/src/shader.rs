@@ -52,18 +52,24 @@ pub(crate) fn kernel(int64: bool, body: &str, tile: u32) -> String {
 /// `cpb` and `height` given as the push-constant fields `{name}_cpb` and
 /// `{name}_h`.
 pub(crate) fn reader(name: &str, first: u32, count: u32) -> String {
+    reader_shaped_as(name, name, first, count)
+}
+
+/// [`reader`] for a matrix laid out as matrix `shape` (its push-constant
+/// fields `{shape}_cpb` and `{shape}_h`).
+pub(crate) fn reader_shaped_as(name: &str, shape: &str, first: u32, count: u32) -> String {
     let mut s = String::new();
     for b in 0..count {
         let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> {name}{b}: array<vec2<u32>>;", first + b);
     }
     let _ = writeln!(s, "fn ld_{name}(col: u32, row: u32) -> vec2<u32> {{");
     if count == 1 {
-        let _ = writeln!(s, "    return {name}0[col * pc.{name}_h + row];\n}}");
+        let _ = writeln!(s, "    return {name}0[col * pc.{shape}_h + row];\n}}");
         return s;
     }
     let _ = writeln!(
         s,
-        "    let b = col / pc.{name}_cpb;\n    let i = (col - b * pc.{name}_cpb) * pc.{name}_h + row;\n    switch b {{"
+        "    let b = col / pc.{shape}_cpb;\n    let i = (col - b * pc.{shape}_cpb) * pc.{shape}_h + row;\n    switch b {{"
     );
     for b in 0..count - 1 {
         let _ = writeln!(s, "        case {b}u: {{ return {name}{b}[i]; }}");

@@ -79,6 +79,7 @@ fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
         publics: &publics,
         aux_values: &[],
         alpha,
+        next: None,
     };
     bench(&mut g, "compose cubic 2^18 x 64", lde_bytes, &mut || drop(b.compose(&ctx, &inputs).unwrap()));
     let q = b.compose(&ctx, &inputs).unwrap();

@@ -100,6 +100,7 @@ fn run() -> Result<(), String> {
                 publics: &publics,
                 aux_values: &aux_values,
                 alpha: ext(seed + 40),
+                next: None,
             };
             times.push(median(gpu, |g| g.compose(&ctx, &inputs).map(drop)).map_err(|e| e.to_string())?);
             let q = gpu.compose(&ctx, &inputs).map_err(|e| e.to_string())?;

@@ -64,6 +64,7 @@ fn stages<B: Backend>(b: &B, sync: &dyn Fn(), log_n: u32, width: usize, t: &mut 
         publics: &publics,
         aux_values: &[],
         alpha: ext(1),
+        next: None,
     };
     let q = time(t, "compose cubic", sync, || b.compose(&ctx, &inputs)).map_err(e)?;
     // Two parts fill the blowup-2 domain: no degree check, every part evaluated.

@@ -120,8 +120,9 @@ pub enum Group {
     Transfers,
     /// ntt, intt and their round trip.
     Ntt,
-    /// coset_lde and coset_ntt at blowups 1 to 16, and the two tied
-    /// together (coset_ntt of intt(x) is coset_lde of x).
+    /// coset_lde and coset_ntt at blowups 1 to 16, fold_coeffs, and
+    /// each tied to another (coset_ntt of intt(x) is coset_lde of x; of a
+    /// fold, every 2^f-th row of coset_ntt of x).
     Lde,
     /// commit and open with both hashes (plain and reshaped leaves).
     Merkle,

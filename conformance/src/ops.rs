@@ -6,7 +6,7 @@ use backend_api::hash::hash_leaf;
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, ConstraintBuilder, ConstraintSystem,
     Coset, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Expr, FriOps, HashKind, Interaction, Layout,
-    LogUp, LogUpInputs, LogUpOps, MerkleOps, NttOps, F, GENERATOR,
+    Leaf, LogUp, LogUpInputs, LogUpOps, MerkleOps, NextRows, Node, NttOps, F, GENERATOR,
 };
 use backend_cpu::cross_check::first_difference;
 use backend_cpu::{CpuBackend, CpuMatrix};
@@ -55,6 +55,28 @@ fn hex(d: &[u8]) -> String {
 
 /// Heights tried for operations whose input is a trace (compose, split):
 /// every small height, then every other one up to max_log - 2.
+/// Rows first, first + 2^log_step, ... of `m`.
+fn rows_of(m: &ColMatrix, first: usize, log_step: u32) -> ColMatrix {
+    let (w, h) = (m.width(), m.height() >> log_step);
+    let data = (0..w).flat_map(|c| (0..h).map(move |k| m.get(first + (k << log_step), c))).collect();
+    ColMatrix::new(w, h, data)
+}
+
+/// `m` with its rows rotated up by `by`: row i is row (i + by) mod height.
+fn rotated(m: &ColMatrix, by: usize) -> ColMatrix {
+    let (w, h) = (m.width(), m.height());
+    ColMatrix::new(w, h, (0..w).flat_map(|c| (0..h).map(move |i| m.get((i + by) % h, c))).collect())
+}
+
+/// The largest row offset the constraints read.
+fn max_offset(cs: &ConstraintSystem) -> u32 {
+    let offset = |n: &Node| match n {
+        Node::Leaf(Leaf::Main { offset, .. } | Leaf::Fixed { offset, .. } | Leaf::Aux { offset, .. }) => *offset,
+        _ => 0,
+    };
+    cs.nodes.iter().map(offset).max().unwrap_or(0)
+}
+
 fn trace_logs(cfg: &SuiteConfig) -> Vec<u32> {
     (0..=cfg.max_log.saturating_sub(2)).filter(|&l| l <= 4 || l % 2 == 0 || l == cfg.max_log - 2).collect()
 }
@@ -263,6 +285,35 @@ impl<B: Backend> Checker<'_, B> {
                 let d = |m| c.b.download(&CTX, m).map_err(|e| e.to_string());
                 same_host(&d(&via)?, &d(&lde)?)
             });
+            for log_fold in [1, 2, log].into_iter().filter(|&f| f >= 1 && f <= log) {
+                self.case(format!("fold_coeffs /{}", 1u64 << log_fold), rows_label(rows), w.to_string(), |c, r| {
+                    let point = rand_f(r);
+                    let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                    let got = c.b.fold_coeffs(&CTX, &g, log_fold, point);
+                    c.same_matrix(got, c.cpu.fold_coeffs(&CTX, &cm, log_fold, point)).map(drop)
+                });
+            }
+            // Ties the fold to evaluation: on s * H_m (s^m the fold's point)
+            // the folded coefficients take the polynomial's values, rows
+            // 0, 2^f, 2 * 2^f, ... of its evaluations on s * H_n.
+            if log >= 1 {
+                self.case(
+                    "coset_ntt(fold_coeffs(x)) = rows of coset_ntt(x)",
+                    rows_label(rows),
+                    w.to_string(),
+                    |c, r| {
+                        let (shift, log_fold) = (rand_f(r), r.gen_range(1..=log.min(3)));
+                        let (g, _) = c.up(&rand_matrix(r, w, rows))?;
+                        let m = rows >> log_fold;
+                        let folded =
+                            c.b.fold_coeffs(&CTX, &g, log_fold, shift.pow(m as u64)).map_err(|e| e.to_string())?;
+                        let piece = c.b.coset_ntt(&CTX, &folded, 0, shift).map_err(|e| e.to_string())?;
+                        let whole = c.b.coset_ntt(&CTX, &g, 0, shift).map_err(|e| e.to_string())?;
+                        let d = |m| c.b.download(&CTX, m).map_err(|e| e.to_string());
+                        same_host(&d(&piece)?, &rows_of(&d(&whole)?, 0, log_fold))
+                    },
+                );
+            }
         }
     }
 
@@ -390,6 +441,7 @@ impl<B: Backend> Checker<'_, B> {
                                 publics: &publics,
                                 aux_values: &aux_values,
                                 alpha,
+                                next: None,
                             },
                         );
                         let want = c.cpu.compose(
@@ -405,13 +457,95 @@ impl<B: Backend> Checker<'_, B> {
                                 publics: &publics,
                                 aux_values: &aux_values,
                                 alpha,
+                                next: None,
                             },
                         );
                         c.same_matrix(got, want).map(drop)
                     });
+                    if max_offset(&cs) <= 1 {
+                        self.compose_piece(&name, &cs, log_n, lb);
+                    }
                 }
             }
         }
+    }
+
+    /// Composition on a piece of the LDE given its next rows (rows j, j +
+    /// 2^L, ... with L past the blowup, as a prover short of memory runs
+    /// it) against the reference's composition of the whole LDE.
+    fn compose_piece(&mut self, name: &str, cs: &ConstraintSystem, log_n: u32, lb: u32) {
+        let Some(extra) = [2u32, 1].into_iter().find(|&e| e <= log_n) else { return };
+        let l = cs.layout;
+        let (big, log_pieces) = (1usize << (log_n + lb), lb + extra);
+        self.case(
+            format!("compose {name} on a piece /{}", 1 << log_pieces),
+            rows_label(1 << log_n),
+            format!("x{}", 1 << lb),
+            |c, r| {
+                let fixed = (l.fixed_width > 0).then(|| rand_matrix(r, l.fixed_width, big));
+                let main = rand_matrix(r, l.main_width, big);
+                let aux = (l.aux_width > 0).then(|| rand_matrix(r, 3 * l.aux_width, big));
+                let (challenges, publics) = (rand_exts(r, l.num_challenges), rand_felts(r, l.num_public));
+                let (aux_values, alpha) = (rand_exts(r, l.num_aux_values), rand_ext(r));
+                let domain = Coset::new(log_n + lb, GENERATOR);
+                let j = r.gen_range(0..1usize << log_pieces);
+                // Row j + k * 2^L's successor is B rows on: rows j + B, ... of
+                // the LDE, the last wrapping to the first.
+                let piece_of = |m: &ColMatrix, first: usize| c.up(&rows_of(&rotated(m, first), 0, log_pieces));
+                let up3 = |first: usize| -> Result<_, String> {
+                    Ok((
+                        fixed.as_ref().map(|m| piece_of(m, first)).transpose()?,
+                        piece_of(&main, first)?,
+                        aux.as_ref().map(|m| piece_of(m, first)).transpose()?,
+                    ))
+                };
+                let (f, m, a) = up3(j)?;
+                let (nf, nm, na) = up3(j + (1 << lb))?;
+                let piece = Coset::new(log_n + lb - log_pieces, domain.shift * domain.generator().pow(j as u64));
+                let got = c.b.compose(
+                    &CTX,
+                    &ComposeInputs {
+                        constraints: cs,
+                        fixed: f.as_ref().map(|p| &p.0),
+                        main: &m.0,
+                        aux: a.as_ref().map(|p| &p.0),
+                        log_trace_height: log_n,
+                        domain: piece,
+                        challenges: &challenges,
+                        publics: &publics,
+                        aux_values: &aux_values,
+                        alpha,
+                        next: Some(NextRows {
+                            fixed: nf.as_ref().map(|p| &p.0),
+                            main: &nm.0,
+                            aux: na.as_ref().map(|p| &p.0),
+                        }),
+                    },
+                );
+                let up = |m: &ColMatrix| Ok::<_, String>(CpuMatrix::from_host(m));
+                let (wf, wm, wa) = (fixed.as_ref().map(up).transpose()?, up(&main)?, aux.as_ref().map(up).transpose()?);
+                let whole = c.cpu.compose(
+                    &CTX,
+                    &ComposeInputs {
+                        constraints: cs,
+                        fixed: wf.as_ref(),
+                        main: &wm,
+                        aux: wa.as_ref(),
+                        log_trace_height: log_n,
+                        domain,
+                        challenges: &challenges,
+                        publics: &publics,
+                        aux_values: &aux_values,
+                        alpha,
+                        next: None,
+                    },
+                );
+                let whole =
+                    c.cpu.download(&CTX, &whole.map_err(|e| format!("reference: {e}"))?).map_err(|e| e.to_string())?;
+                let got = c.b.download(&CTX, &got.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+                same_host(&got, &rows_of(&whole, j, log_pieces))
+            },
+        );
     }
 
     pub fn logup(&mut self) {

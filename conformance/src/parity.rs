@@ -146,6 +146,9 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     parity!(c, "coset_ntt: zero shift", "2^3", "2", |x, r| {
         x.coset_ntt(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 1, F::ZERO)?;
     });
+    parity!(c, "fold_coeffs: past the height", "2^3", "2", |x, r| {
+        x.fold_coeffs(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 4, GENERATOR)?;
+    });
     for h in [0, 3, 16] {
         parity!(c, format!("reshape to {h} rows"), "2^3", "2", |x, r| {
             x.reshape(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, h)?;
@@ -235,6 +238,7 @@ fn compose<B: Backend>(c: &mut Checker<B>) {
                     publics: &pubs,
                     aux_values: &av,
                     alpha: rand_ext(r),
+                    next: None,
                 },
             )?;
         });

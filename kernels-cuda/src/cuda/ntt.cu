@@ -171,3 +171,21 @@ extern "C" __global__ void any_nonzero_tail(const u64* __restrict__ m, u64 strid
     u64 row = from + idx % span;
     if (m[col * stride + row] != 0ull) atomicOr(flag, 1u);
 }
+
+// Row k of each of `cols` columns of dst (m = 2^log_m rows) is the sum over
+// r of src[k + r * m] * c^r (columns of 2^log_n): each column's polynomial
+// modulo X^m - c, by Horner from the last slice.
+extern "C" __global__ void fold_coeffs(const u64* __restrict__ src, u64* dst, u64 log_n, u64 log_m, u64 cols,
+                                       u64 c) {
+    const u64 n = 1ull << log_n, m = 1ull << log_m;
+    u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= m * cols) return;
+    const u64* s = src + (idx >> log_m) * n + (idx & (m - 1));
+    u64 off = n - m;
+    u64 acc = s[off];
+    while (off > 0) {
+        off -= m;
+        acc = f_add(f_mul(acc, c), s[off]);
+    }
+    dst[idx] = acc;
+}

@@ -143,6 +143,7 @@ impl<B: Backend> Prover<'_, B> {
                     publics: self.publics,
                     aux_values: &aux.values[t],
                     alpha,
+                    next: None,
                 },
             )
         })
