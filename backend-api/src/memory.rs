@@ -44,6 +44,10 @@ pub struct TableDims {
     /// a coset at a time, whenever they are read ([`recomputed_resident`],
     /// [`recomputed_transient`]).
     pub recompute: bool,
+    /// A recomputed table's cosets are rebuilt in 2^recompute_split pieces
+    /// (from folded coefficients), for a device with no room for a whole
+    /// coset beside the coefficients.
+    pub recompute_split: u32,
 }
 
 impl TableDims {
@@ -264,9 +268,18 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 /// A recomputed table's room on top: one coset of every matrix
 /// composition or DEEP reads (a coset is rebuilt from coefficients with
 /// no scratch; a trace rebuilt or made into coefficients takes no more)
-/// and the output; or the quotient's split, which runs whole.
+/// and the output, or with split cosets a piece's worth (see below); or
+/// the quotient's split, which runs whole.
 pub fn recomputed_transient(d: &TableDims) -> u64 {
-    let coset = matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6]));
+    let coset = match d.recompute_split {
+        0 => matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6])),
+        // Composition on a piece holds it, its next rows, the folded
+        // coefficients the next piece is made from, and the output.
+        s => {
+            let reads = d.trace_width().saturating_mul(2).saturating_add(d.widest());
+            matrix_bytes(d.n() >> s.min(63), add(&[reads, d.parts.saturating_mul(3), 6]))
+        }
+    };
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
     coset.max(split)
 }
@@ -337,6 +350,7 @@ mod tests {
         parts: 2,
         spill_piece: None,
         recompute: false,
+        recompute_split: 0,
     };
 
     #[test]

@@ -233,6 +233,7 @@ impl WgpuBackend {
             parts: 0,
             spill_piece: None,
             recompute: false,
+            recompute_split: 0,
         }
     }
 

@@ -111,7 +111,7 @@ fn run(args: &[String]) -> Result<bool, String> {
     for mode in modes {
         let residency = match mode {
             "auto" => Residency::auto(&set, budget),
-            "recompute" => Residency::RECOMPUTE_ALL,
+            "recompute" => Residency::recompute_all_within(&set, budget),
             "spill" => Residency::spill_all_within(&set, budget),
             other => return Err(format!("unknown mode {other} (auto, recompute, spill)")),
         };
@@ -126,7 +126,9 @@ fn run(args: &[String]) -> Result<bool, String> {
                 format!("{what} {budget_gib} GiB, spilled ({:.1} GiB pieces)", chunk_bytes as f64 / GIB)
             }
             (Some(_), Residency::Keep) => format!("{what} {budget_gib} GiB, kept"),
-            (Some(_), Residency::Recompute { .. }) => format!("{what} {budget_gib} GiB, recomputed"),
+            (Some(_), Residency::Recompute { log_split, .. }) => {
+                format!("{what} {budget_gib} GiB, recomputed ({} pieces a coset)", 1u32 << log_split)
+            }
             (None, _) => what.to_string(),
         };
         let same = check(bytes);

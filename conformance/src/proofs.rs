@@ -89,8 +89,14 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
     });
     // Spilled to host memory in pieces of 4 KiB (many column blocks,
     // subtrees and one coset at a time), and recomputed from the traces a
-    // coset at a time: the kept proof's bytes.
-    let others = [("spilled", Residency::spill_all(4096)), ("recomputed", Residency::RECOMPUTE_ALL)];
+    // coset at a time or in quarters of one (composition given its next
+    // rows): the kept proof's bytes.
+    let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 2 };
+    let others = [
+        ("spilled", Residency::spill_all(4096)),
+        ("recomputed", Residency::RECOMPUTE_ALL),
+        ("recomputed in quarters", split),
+    ];
     for (lb, hash) in [(1, HashKind::Blake3), (3, HashKind::Keccak256)] {
         let o = options(lb, hash);
         for (how, residency) in others {
@@ -120,10 +126,12 @@ pub(crate) fn vm_examples<B: Backend>(c: &mut Checker<B>) {
             // The first example also spilled and recomputed (its tables
             // have fixed columns).
             let first = k == 0 && hash == HashKind::Blake3;
-            let others = [Residency::spill_all(1 << 16), Residency::RECOMPUTE_ALL].into_iter().filter(|_| first);
+            let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 1 };
+            let others = [Residency::spill_all(1 << 16), Residency::RECOMPUTE_ALL, split].into_iter().filter(|_| first);
             for residency in std::iter::once(Residency::Keep).chain(others) {
                 let label = match residency {
                     Residency::Keep => String::new(),
+                    Residency::Recompute { log_split: 1, .. } => " recompute in halves".to_string(),
                     other => format!(" {}", other.name()),
                 };
                 c.case(format!("prove vm {name} {hash}{label}"), "-", "x2", |c, _| {

@@ -224,19 +224,20 @@ fn concurrent_proves_under_sticky_declines_stay_byte_identical() {
 
 /// A decline in the middle of a spill or a recompute (past the first few
 /// calls of each site, while LDEs are moved in pieces or rebuilt coset by
-/// coset) is recovered like any other: once by retry, sticky by
+/// coset or in quarters of a coset) is recovered like any other: once by retry, sticky by
 /// recomputing the stage on the host, and the proof keeps the clean bytes.
 #[test]
 fn a_decline_in_the_middle_of_a_spill_or_a_recompute_is_recovered_with_the_same_bytes() {
     use stark::{ProveSettings, Residency};
     let want = clean();
-    for residency in [Residency::spill_all(512), Residency::RECOMPUTE_ALL] {
+    let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 2 };
+    for residency in [Residency::spill_all(512), Residency::RECOMPUTE_ALL, split] {
         let settings = ProveSettings { residency, ..ProveSettings::default() };
         let prove_in_pieces = |b: &Flaked| {
             stark::prove_with_settings(b, &TwoTables::default(), TwoTables::traces(5, 3), &[], &options(), &settings)
                 .map(|(p, stats)| (p.to_bytes(), stats.spilled_bytes))
         };
-        let how = residency.name();
+        let how = format!("{residency:?}");
         for site in prover_sites() {
             for (mode, policy) in
                 [(FaultMode::AfterCalls(3), OnDecline::Strict), (FaultMode::Sticky, OnDecline::Recompute)]

@@ -1,7 +1,8 @@
 //! Spilled and recomputed residencies give the kept proof's bytes: every
 //! example, both hashes, blowups 2 to 8, spilled in pieces from a few
 //! columns or rows (many blocks, subtrees and cosets) to the whole matrix,
-//! every table spilled or recomputed, or one alone.
+//! recomputed a coset at a time or in pieces of a coset, every table
+//! spilled or recomputed, or one alone.
 
 use backend_api::{ColMatrix, HashKind, F};
 use backend_cpu::CpuBackend;
@@ -33,8 +34,12 @@ fn same_bytes<M: Machine>(m: &M, traces: Vec<ColMatrix>, publics: &[F], o: &Proo
         assert!(stats.spilled_bytes > 0, "a spilled proof moves its LDEs");
         assert!(spilled.to_bytes() == kept.to_bytes(), "{residency:?}: the bytes differ");
     }
-    let each = (0..m.tables().len()).map(|t| Residency::Recompute { tables: Tables(1 << t) });
-    for residency in std::iter::once(Residency::RECOMPUTE_ALL).chain(each) {
+    // Every table recomputed, each coset whole or in pieces down to single
+    // rows (composition given its next rows); then each table alone.
+    let all = [0, 1, 2, 9].map(|log_split| Residency::Recompute { tables: Tables::ALL, log_split });
+    let each = (0..m.tables().len())
+        .flat_map(|t| [0, 1].map(|log_split| Residency::Recompute { tables: Tables(1 << t), log_split }));
+    for residency in all.into_iter().chain(each) {
         let (recomputed, stats) = prove(residency);
         assert_eq!(stats.residency, residency);
         assert!(stats.spilled_bytes > 0, "a recomputed proof interleaves its cosets' outputs on the host");

@@ -116,7 +116,7 @@ struct ProveArgs {
     /// Reed-Solomon blowup: 2, 4, 8 or 16
     #[arg(long, default_value_t = default_options().blowup())]
     blowup: u64,
-    /// Where the low-degree extensions live: keep them on the device; recompute them (keep only the traces and rebuild each coset of an LDE whenever a stage reads it); or spill them to host memory and stream them back in pieces. auto keeps them while the proof's device set fits the device's budget (--vram-budget), else recomputes the largest tables, else spills them. Proof bytes are the same
+    /// Where the low-degree extensions live: keep them on the device; recompute them (keep only the traces' coefficients and rebuild each coset of an LDE whenever a stage reads it, in pieces when a whole coset does not fit --vram-budget); or spill them to host memory and stream them back in pieces. auto keeps them while the proof's device set fits the device's budget (--vram-budget), else recomputes the largest tables, else spills them. Proof bytes are the same
     #[arg(long, value_enum, default_value_t = ResidencyChoice::Auto)]
     residency: ResidencyChoice,
     /// FRI queries
@@ -576,7 +576,8 @@ impl<'a> Run<'a> {
             (ResidencyChoice::Auto, Some(budget)) => stark::Residency::auto(&set, budget),
             (ResidencyChoice::Spill, Some(budget)) => stark::Residency::spill_all_within(&set, budget),
             (ResidencyChoice::Spill, None) => stark::Residency::spill_all(SPILL_PIECE_BYTES),
-            (ResidencyChoice::Recompute, _) => stark::Residency::RECOMPUTE_ALL,
+            (ResidencyChoice::Recompute, Some(budget)) => stark::Residency::recompute_all_within(&set, budget),
+            (ResidencyChoice::Recompute, None) => stark::Residency::RECOMPUTE_ALL,
         })
     }
 
@@ -657,9 +658,11 @@ impl Report<'_, '_> {
         let moved = gib(self.stats.spilled_bytes);
         let mut line = match r {
             stark::Residency::Keep => "memory    LDEs kept".to_string(),
-            stark::Residency::Recompute { .. } => {
+            stark::Residency::Recompute { log_split, .. } => {
+                let split =
+                    if log_split > 0 { format!(", each coset in {} pieces", 1u32 << log_split) } else { String::new() };
                 format!(
-                    "memory    LDEs {} ({moved:.2} GiB of outputs moved between host and device)",
+                    "memory    LDEs {}{split} ({moved:.2} GiB of outputs moved between host and device)",
                     which("recomputed")
                 )
             }

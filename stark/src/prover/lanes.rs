@@ -49,6 +49,7 @@ pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
         parts: shape.parts as u64,
         spill_piece: None,
         recompute: false,
+        recompute_split: 0,
     }
 }
 
@@ -61,6 +62,7 @@ pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions, residenc
     let tables = shapes.iter().enumerate().map(|(t, s)| TableDims {
         spill_piece: piece(t),
         recompute: residency.recomputes(t),
+        recompute_split: residency.table_split(t, s.log_n, s.offsets.iter().copied().max().unwrap_or(0)),
         ..dims(s, options)
     });
     DeviceSet { tables: tables.collect() }

@@ -8,6 +8,12 @@
 //! trace to rebuild them from: they stay kept, with a copy of each coset
 //! for the stages that read them by cosets ([`super::commit`]).
 //!
+//! Under a budget with no room for a whole coset beside the coefficients,
+//! each coset is rebuilt in 2^log_split pieces: piece j of 2^L is the LDE's
+//! rows j, j + 2^L, ..., a coset smaller than the trace, evaluated from
+//! the coefficients folded to its size (`fold_coeffs`). Composition on a
+//! piece is given the piece B rows on as its next rows.
+//!
 //! The bytes do not change. Rows j, j + B, j + 2B, ... of an LDE of
 //! blowup B are its values on coset j of the trace domain, so
 //! - the tree is built on the host from the cosets' leaf digests,
@@ -27,44 +33,90 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 /// How to rebuild an LDE: the trace's coefficients (natural order, on the
-/// backend) and the LDE's blowup and shift.
+/// backend), the LDE's blowup and shift, and how many pieces (2^log_split)
+/// each coset of the trace domain is rebuilt in when the device has no
+/// room for a whole one beside the coefficients.
 pub(crate) struct Recipe<B: Backend> {
     pub coeffs: Arc<B::Matrix>,
     pub log_blowup: u32,
     pub shift: F,
+    pub log_split: u32,
 }
 
 impl<B: Backend> Recipe<B> {
     /// The recipe of the LDE of `trace`: its coefficients, made once.
-    pub fn of(b: &B, ctx: &Ctx, trace: &B::Matrix, log_blowup: u32, shift: F) -> Result<Recipe<B>> {
-        Ok(Recipe { coeffs: Arc::new(b.intt(ctx, trace)?), log_blowup, shift })
+    pub fn of(b: &B, ctx: &Ctx, trace: &B::Matrix, log_blowup: u32, shift: F, log_split: u32) -> Result<Recipe<B>> {
+        Ok(Recipe { coeffs: Arc::new(b.intt(ctx, trace)?), log_blowup, shift, log_split })
     }
 
     /// The trace itself (blowup 1 on the subgroup), from the same
     /// coefficients.
     pub fn trace(&self) -> Recipe<B> {
-        Recipe { coeffs: self.coeffs.clone(), log_blowup: 0, shift: F::ONE }
+        Recipe { coeffs: self.coeffs.clone(), log_blowup: 0, shift: F::ONE, log_split: self.log_split }
+    }
+
+    /// The pieces the stages read the LDE in: every coset, split.
+    pub fn log_pieces(&self) -> u32 {
+        self.log_blowup + self.log_split
     }
 
     /// Piece `j` of 2^log_pieces of the LDE: rows j, j + 2^log_pieces, ...,
     /// which are its values on the coset shift * g^j * <g^(2^log_pieces)>
-    /// (g generates the LDE domain). With `log_pieces` 0, the whole LDE.
+    /// (g generates the LDE domain). With `log_pieces` 0, the whole LDE; a
+    /// `j` past the last piece is piece j - 2^log_pieces one row on (the
+    /// next rows of a piece). A piece smaller than the trace is evaluated
+    /// from the coefficients folded to its size.
     pub fn piece(&self, b: &B, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<B::Matrix> {
-        if log_pieces > self.log_blowup {
-            let why = format!("piece of 2^{log_pieces} asked of an LDE of blowup 2^{}", self.log_blowup);
+        let log_n = self.coeffs.height().trailing_zeros();
+        if log_pieces > self.log_blowup + log_n {
+            let why = format!("piece of 2^{log_pieces} asked of an LDE of 2^{} rows", self.log_blowup + log_n);
             return Err(BackendError::invalid(Stage::CosetLde, why));
         }
-        let log_n = self.coeffs.height().trailing_zeros();
-        let g = Coset::new(log_n + self.log_blowup, self.shift).generator();
-        b.coset_ntt(ctx, &self.coeffs, self.log_blowup - log_pieces, self.shift * g.pow(j as u64))
+        let shift = self.shift * Coset::new(log_n + self.log_blowup, self.shift).generator().pow(j as u64);
+        match log_pieces.checked_sub(self.log_blowup) {
+            None => b.coset_ntt(ctx, &self.coeffs, self.log_blowup - log_pieces, shift),
+            Some(0) => b.coset_ntt(ctx, &self.coeffs, 0, shift),
+            Some(log_fold) => {
+                let folded = b.fold_coeffs(ctx, &self.coeffs, log_fold, shift.pow(1u64 << (log_n - log_fold)))?;
+                b.coset_ntt(ctx, &folded, 0, shift)
+            }
+        }
     }
 
     /// The LDE's polynomials at `points` off its domain: the trace's,
-    /// evaluated from the trace rebuilt (exactly: the bytes are the
-    /// trace's own).
+    /// evaluated from the trace rebuilt, whole or (split) piece by piece.
+    /// The value is the polynomial's either way: exact arithmetic.
     pub fn evaluate_at(&self, b: &B, ctx: &Ctx, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        let trace_domain = Coset::subgroup(self.coeffs.height().trailing_zeros());
-        b.evaluate_at(ctx, &b.ntt(ctx, &self.coeffs)?, trace_domain, points)
+        let log_n = self.coeffs.height().trailing_zeros();
+        let log_split = self.log_split.min(log_n);
+        let trace = self.trace();
+        if log_split == 0 || points.iter().any(|z| z.pow(1u64 << (log_n - log_split)).0[1..] == [F::ZERO; 2]) {
+            return b.evaluate_at(ctx, &trace.piece(b, ctx, 0, 0)?, Coset::subgroup(log_n), points);
+        }
+        // Barycentric over the trace domain H_n, summed piece by piece:
+        // p(z) = (z^n - 1)/n * sum_i S_i, where piece i is the coset
+        // s_i * H_m (s_i = w_n^i, m = n / 2^log_split) and its evaluation
+        // E_i = (z^m - s_i^m)/(m s_i^m) * S_i.
+        let (n, m) = (1u64 << log_n, 1u64 << (log_n - log_split));
+        let w = F::two_adic_root(log_n);
+        let mut sums: Vec<Vec<Ext>> = vec![vec![Ext::ZERO; self.coeffs.width()]; points.len()];
+        for i in 0..1usize << log_split {
+            let s_i = w.pow(i as u64);
+            let piece = trace.piece(b, ctx, i, log_split)?;
+            let evals = b.evaluate_at(ctx, &piece, Coset::new(log_n - log_split, s_i), points)?;
+            let s_m = s_i.pow(m);
+            for ((sum, e), z) in sums.iter_mut().zip(evals).zip(points) {
+                let inv = (z.pow(m) - Ext::from_base(s_m)).inverse().expect("z^m is not in the base field");
+                let factor = inv.mul_base(F::new(m) * s_m);
+                sum.iter_mut().zip(e).for_each(|(acc, e)| *acc += e * factor);
+            }
+        }
+        let n_inv = F::new(n).inverse().expect("n is not zero");
+        for (sum, z) in sums.iter_mut().zip(points) {
+            let scale = (z.pow(n) - Ext::ONE).mul_base(n_inv);
+            sum.iter_mut().for_each(|v| *v *= scale);
+        }
+        Ok(sums)
     }
 }
 
@@ -76,10 +128,10 @@ pub(crate) struct Recomputed<B: Backend> {
 }
 
 impl<B: Backend> Recomputed<B> {
-    /// Commits the LDE of `recipe` coset by coset: only one coset is on
+    /// Commits the LDE of `recipe` piece by piece: only one piece is on
     /// the backend at a time.
     pub fn commit(b: &B, ctx: &Ctx, recipe: Recipe<B>, hash: HashKind) -> Result<Recomputed<B>> {
-        let log_cosets = recipe.log_blowup;
+        let log_cosets = recipe.log_pieces();
         let mut digests = Vec::with_capacity(1 << log_cosets);
         for j in 0..1usize << log_cosets {
             digests.push(b.leaf_digests(ctx, &recipe.piece(b, ctx, j, log_cosets)?, hash)?);
@@ -94,7 +146,7 @@ impl<B: Backend> Recomputed<B> {
         self.levels.last().and_then(|l| l.first()).copied().unwrap_or_default()
     }
 
-    /// Each coset with a queried row is rebuilt once; the rows' values
+    /// Each piece with a queried row is rebuilt once; the rows' values
     /// come from it, their paths from the host tree.
     pub fn open(&self, b: &B, ctx: &Ctx, rows: &[usize]) -> Result<Vec<RowOpening>> {
         let height = self.levels.first().map_or(0, Vec::len);
@@ -102,7 +154,7 @@ impl<B: Backend> Recomputed<B> {
             let why = format!("row {r} is out of range for {height} rows");
             return Err(BackendError::invalid(Stage::MerkleOpen, why));
         }
-        let log_cosets = self.recipe.log_blowup;
+        let log_cosets = self.recipe.log_pieces();
         let mask = (1usize << log_cosets) - 1;
         let mut out: Vec<Option<RowOpening>> = vec![None; rows.len()];
         for j in 0..1usize << log_cosets {
@@ -162,7 +214,7 @@ fn levels(leaves: Vec<Digest>, hash: HashKind) -> std::result::Result<Vec<Vec<Di
 mod tests {
     use super::*;
     use backend_api::hash::hash_leaf;
-    use backend_api::{BackendBase, ColMatrix, NttOps, GENERATOR};
+    use backend_api::{BackendBase, ColMatrix, DeepOps, NttOps, GENERATOR};
     use backend_cpu::CpuBackend;
 
     #[test]
@@ -174,23 +226,40 @@ mod tests {
             let trace = Arc::new(b.upload(&ctx, &trace).unwrap());
             for log_blowup in 1..=3u32 {
                 let whole = b.download(&ctx, &b.coset_lde(&ctx, &trace, log_blowup, GENERATOR).unwrap()).unwrap();
-                let recipe = Recipe::of(&b, &ctx, &trace, log_blowup, GENERATOR).unwrap();
+                let recipe = Recipe::of(&b, &ctx, &trace, log_blowup, GENERATOR, 0).unwrap();
                 let rebuilt = b.download(&ctx, &recipe.trace().piece(&b, &ctx, 0, 0).unwrap()).unwrap();
                 assert_eq!(rebuilt, b.download(&ctx, &trace).unwrap());
-                for log_pieces in 0..=log_blowup {
-                    for j in 0..1usize << log_pieces {
+                // Up to single rows; one piece past the last wraps a row on.
+                for log_pieces in 0..=log_blowup + log_n {
+                    for j in 0..=1usize << log_pieces {
                         let piece = b.download(&ctx, &recipe.piece(&b, &ctx, j, log_pieces).unwrap()).unwrap();
                         assert_eq!(piece.height(), whole.height() >> log_pieces);
                         for k in 0..piece.height() {
                             for c in 0..w {
-                                let want = whole.get(j + (k << log_pieces), c);
-                                assert_eq!(piece.get(k, c), want, "{log_n} {log_blowup} {j}");
+                                let want = whole.get((j + (k << log_pieces)) % whole.height(), c);
+                                assert_eq!(piece.get(k, c), want, "{log_n} {log_blowup} {log_pieces} {j}");
                             }
                         }
                     }
                 }
-                assert!(recipe.piece(&b, &ctx, 0, log_blowup + 1).is_err());
+                assert!(recipe.piece(&b, &ctx, 0, log_blowup + log_n + 1).is_err());
             }
+        }
+    }
+
+    #[test]
+    fn a_split_recipe_evaluates_off_the_domain_as_a_whole_one() {
+        let (b, ctx) = (CpuBackend::new(), Ctx::table("t"));
+        let (log_n, w) = (6u32, 4);
+        let n = 1usize << log_n;
+        let trace = ColMatrix::new(w, n, (0..n * w).map(|i| F::new(0x2545_F491 * (i as u64 + 3))).collect());
+        let trace = b.upload(&ctx, &trace).unwrap();
+        let points = [Ext([F::new(7), F::new(11), F::new(13)]), Ext([F::new(3), F::ZERO, F::new(5)])];
+        let whole = Recipe::of(&b, &ctx, &trace, 2, GENERATOR, 0).unwrap().evaluate_at(&b, &ctx, &points).unwrap();
+        assert_eq!(whole, b.evaluate_at(&ctx, &trace, Coset::subgroup(log_n), &points).unwrap());
+        for log_split in 1..=log_n + 1 {
+            let split = Recipe::of(&b, &ctx, &trace, 2, GENERATOR, log_split).unwrap();
+            assert_eq!(split.evaluate_at(&b, &ctx, &points).unwrap(), whole, "split 2^{log_split}");
         }
     }
 

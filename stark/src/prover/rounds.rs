@@ -96,7 +96,7 @@ impl<B: Backend> Prover<'_, B> {
                     let lde = match self.spiller_for(t) {
                         Some(s) => Held::Spilled(s.extend(ctx, f, o.log_blowup, shape.shift)?),
                         None if self.residency.recomputes(t) => {
-                            Held::Recomputed(Recipe::of(b, ctx, &dev, o.log_blowup, shape.shift)?)
+                            Held::Recomputed(Recipe::of(b, ctx, &dev, o.log_blowup, shape.shift, self.log_split(t))?)
                         }
                         None => Held::Kept(Arc::new(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?)),
                     };
@@ -259,8 +259,8 @@ impl<B: Backend> Prover<'_, B> {
                 let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
                 let s = self.spiller();
                 let d = self.clock.time("deep", &label, || {
-                    let spilled = group.iter().any(|&t| self.residency.in_pieces(t));
-                    self.by_pieces(&ctx, domain, spilled, |j, log_pieces, piece| {
+                    let log_pieces = group.iter().map(|&t| self.log_pieces(t)).max().unwrap_or(0);
+                    self.by_pieces(&ctx, domain, log_pieces, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.
                         let mut pieces = Vec::with_capacity(group.len());
                         for &t in &group {

@@ -30,10 +30,11 @@ pub enum Residency {
     /// time (a trace's size) go to the backend. The other tables keep
     /// theirs.
     Spill { chunk_bytes: u64, tables: Tables },
-    /// The LDEs of `tables` kept nowhere: each coset is rebuilt from the
-    /// table's traces, which stay on the backend, whenever a stage reads
-    /// it ([`super::recompute`]). The other tables keep theirs.
-    Recompute { tables: Tables },
+    /// The LDEs of `tables` kept nowhere: each coset (split in
+    /// 2^log_split pieces) is rebuilt from the table's traces'
+    /// coefficients, which stay on the backend, whenever a stage reads it
+    /// ([`super::recompute`]). The other tables keep theirs.
+    Recompute { tables: Tables, log_split: u32 },
 }
 
 /// A set of tables by index (bit t: table t; at most 64 tables).
@@ -55,7 +56,34 @@ impl Residency {
     }
 
     /// Every table recomputed.
-    pub const RECOMPUTE_ALL: Residency = Residency::Recompute { tables: Tables::ALL };
+    pub const RECOMPUTE_ALL: Residency = Residency::Recompute { tables: Tables::ALL, log_split: 0 };
+
+    /// Every table recomputed, its cosets split in as few pieces as fit
+    /// `budget` (the most the model tries, when none does).
+    pub fn recompute_all_within(set: &DeviceSet, budget: u64) -> Residency {
+        let log_split = (0..=MAX_LOG_SPLIT).find(|&s| recomputed(set, Tables::ALL, s) <= budget);
+        Residency::Recompute { tables: Tables::ALL, log_split: log_split.unwrap_or(MAX_LOG_SPLIT) }
+    }
+
+    /// Pieces per coset of a recomputed table, as a power of two (0 when
+    /// nothing is recomputed).
+    pub fn log_split(&self) -> u32 {
+        match self {
+            Residency::Recompute { log_split, .. } => *log_split,
+            _ => 0,
+        }
+    }
+
+    /// Pieces per coset (log) of table `t`, of 2^log_n rows whose
+    /// constraints read rows up to `max_offset` on: the split when it is
+    /// recomputed, no finer than single rows, and none when a constraint
+    /// reads past the next row (a piece is given only its next rows).
+    pub(crate) fn table_split(&self, t: usize, log_n: u32, max_offset: usize) -> u32 {
+        match self.recomputes(t) && max_offset <= 1 {
+            true => self.log_split().min(log_n),
+            false => 0,
+        }
+    }
 
     /// Whether table `t` is spilled.
     pub fn spills(&self, t: usize) -> bool {
@@ -64,7 +92,7 @@ impl Residency {
 
     /// Whether table `t`'s LDEs are recomputed.
     pub fn recomputes(&self, t: usize) -> bool {
-        matches!(self, Residency::Recompute { tables } if tables.contains(t))
+        matches!(self, Residency::Recompute { tables, .. } if tables.contains(t))
     }
 
     /// Whether table `t`'s LDEs are read a coset at a time (not kept).
@@ -75,7 +103,8 @@ impl Residency {
     /// The residency of a proof whose tables kept would need `set` (the
     /// memory model's device set, [`crate::device_set`]): keep when it
     /// fits `budget`; else recompute the largest tables, one at a time,
-    /// until the set fits (recomputing moves nothing over the bus); else
+    /// until the set fits (recomputing moves nothing over the bus), with
+    /// cosets split in as few pieces as fit; else
     /// spill the largest tables until the kept tables' sets and the
     /// spilled tables' own (about a trace's size each) fit, the spilled
     /// tables' pieces sharing half of what is left.
@@ -96,8 +125,10 @@ impl Residency {
             }
             None
         };
-        if let Some(tables) = largest_first(&|tables| recomputed(set, tables) <= budget) {
-            return Residency::Recompute { tables };
+        for log_split in 0..=MAX_LOG_SPLIT {
+            if let Some(tables) = largest_first(&|tables| recomputed(set, tables, log_split) <= budget) {
+                return Residency::Recompute { tables, log_split };
+            }
         }
         let tables = largest_first(&|tables| held(set, tables) <= budget).unwrap_or(Tables::ALL);
         Residency::Spill { chunk_bytes: pieces(set, tables, budget), tables }
@@ -127,10 +158,18 @@ fn held(set: &DeviceSet, tables: Tables) -> u64 {
     set.tables.iter().enumerate().map(dims).sum()
 }
 
-/// The device bytes of `set` with `tables` recomputed.
-fn recomputed(set: &DeviceSet, tables: Tables) -> u64 {
-    let dims =
-        |(t, d): (usize, &TableDims)| memory::table_device_set(&TableDims { recompute: tables.contains(t), ..*d });
+/// The most pieces a recomputed coset is split in (2^4): past it, each
+/// piece's fold reads the coefficients for little memory saved.
+const MAX_LOG_SPLIT: u32 = 4;
+
+/// The device bytes of `set` with `tables` recomputed, cosets in
+/// 2^log_split pieces.
+fn recomputed(set: &DeviceSet, tables: Tables, log_split: u32) -> u64 {
+    let dims = |(t, d): (usize, &TableDims)| {
+        let recompute = tables.contains(t);
+        let log_split = if recompute { log_split.min(d.log_n) } else { 0 };
+        memory::table_device_set(&TableDims { recompute, recompute_split: log_split, ..*d })
+    };
     set.tables.iter().enumerate().map(dims).sum()
 }
 
@@ -281,11 +320,14 @@ pub(crate) fn row_block(ctx: &Ctx, blocks: &[ColMatrix], r0: usize, r1: usize) -
 /// `blocks` hold: its values on coset j of the trace domain.
 pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: u32) -> Result<ColMatrix> {
     let cols = columns(blocks);
-    let n = blocks.first().map_or(0, |b| b.height()) >> log_cosets;
+    let height = blocks.first().map_or(0, |b| b.height());
+    let n = height >> log_cosets;
     let mut out = buffer(ctx, n * cols.len())?;
+    // Past the last coset, rows wrap: coset j + 2^log_cosets is coset j
+    // one row on (a piece's next rows).
     out.par_chunks_mut(n.max(1)).zip(cols).for_each(|(o, c)| {
         for (k, v) in o.iter_mut().enumerate() {
-            *v = c[j + (k << log_cosets)];
+            *v = c[(j + (k << log_cosets)) & (height - 1)];
         }
     });
     Ok(ColMatrix::new(out.len() / n.max(1), n, out))
@@ -359,13 +401,19 @@ mod tests {
         // Recomputed, the large table holds its trace and two cosets' room.
         let r = Residency::auto(&set, 24 << 30);
         assert!(r.recomputes(1) && !r.in_pieces(0), "{r:?}");
-        let Residency::Recompute { tables } = r else { unreachable!() };
-        assert!(recomputed(&set, tables) <= 24 << 30);
-        // Below that, spilled.
+        let Residency::Recompute { tables, log_split } = r else { unreachable!() };
+        assert!(log_split == 0 && recomputed(&set, tables, 0) <= 24 << 30);
+        // With less room, its cosets are rebuilt in pieces.
         let r = Residency::auto(&set, 16 << 30);
+        let Residency::Recompute { tables, log_split } = r else { panic!("{r:?}") };
+        assert!(log_split > 0 && recomputed(&set, tables, log_split) <= 16 << 30, "{r:?}");
+        assert!(recomputed(&set, tables, log_split - 1) > 16 << 30, "{r:?}: the fewest pieces that fit");
+        // Below the finest split, spilled.
+        let below = recomputed(&set, Tables::ALL, MAX_LOG_SPLIT) - 1;
+        let r = Residency::auto(&set, below);
         assert!(r.spills(1) && !r.spills(0) && !r.recomputes(1), "{r:?}");
         let Residency::Spill { chunk_bytes, .. } = r else { unreachable!() };
-        assert!(chunk_bytes > 1 << 30 && chunk_bytes < 8 << 30, "{chunk_bytes}");
+        assert!(chunk_bytes > 1 << 20 && chunk_bytes < below / 2, "{chunk_bytes}");
         // Spilled as chosen, the set fits the budget.
         let spilled: u64 = set
             .tables
@@ -375,7 +423,7 @@ mod tests {
                 memory::table_device_set(&TableDims { spill_piece: r.spills(t).then_some(chunk_bytes), ..*d })
             })
             .sum();
-        assert!(spilled <= 16 << 30, "{spilled}");
+        assert!(spilled <= below, "{spilled}");
         let all = Residency::spill_all_within(&set, 24 << 30);
         assert!(all.spills(0) && all.spills(1) && !Residency::Keep.spills(0));
     }

@@ -8,7 +8,7 @@ use super::recompute::Recipe;
 use super::rounds::{AuxRound, MainRound, Prover};
 use super::spill::{self, Spiller};
 use super::{Conduct, ProveError};
-use backend_api::{Backend, BackendError, ComposeInputs, Coset, Ctx, Ext};
+use backend_api::{Backend, BackendError, ComposeInputs, Coset, Ctx, Ext, NextRows};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -71,7 +71,7 @@ impl<B: Backend> Prover<'_, B> {
                 Ok((Held::Kept(dev), lde))
             }
             None if self.residency.recomputes(t) => {
-                let recipe = Recipe::of(b, ctx, &dev, o.log_blowup, shift)?;
+                let recipe = Recipe::of(b, ctx, &dev, o.log_blowup, shift, self.log_split(t))?;
                 drop(dev);
                 Ok((Held::Recomputed(recipe.trace()), Committed::recomputed(b, ctx, recipe, o.hash)?))
             }
@@ -87,35 +87,58 @@ impl<B: Backend> Prover<'_, B> {
         match (self.spiller_for(t), self.spiller()) {
             (Some(s), _) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], hash),
             (None, Some(s)) if self.residency.recomputes(t) => {
-                Committed::rows_with_cosets(&s, ctx, m, self.options.log_blowup, hash)
+                Committed::rows_with_cosets(&s, ctx, m, self.log_pieces(t), hash)
             }
             _ => Committed::rows(self.backend, ctx, m, hash),
         }
     }
 
-    /// Runs `f` on each piece of `domain` and returns its outputs as one
-    /// matrix on `domain`. Kept, the piece is the whole domain; spilled or
-    /// recomputed, piece j is coset j of the trace domain, s * g^j * <w_n> (rows j, j +
-    /// B, ... of the LDE), and the outputs interleave back.
+    /// How many pieces (2^log_split) table `t`'s cosets are rebuilt in
+    /// ([`super::Residency::table_split`]).
+    pub(super) fn log_split(&self, t: usize) -> u32 {
+        let shape = &self.shapes[t];
+        self.residency.table_split(t, shape.log_n, shape.offsets.iter().copied().max().unwrap_or(0))
+    }
+
+    /// The pieces (2^log_pieces) the stages read table `t`'s LDEs in: the
+    /// whole when kept, else the cosets of the trace domain, each split.
+    pub(super) fn log_pieces(&self, t: usize) -> u32 {
+        match self.residency.in_pieces(t) {
+            true => self.options.log_blowup + self.log_split(t),
+            false => 0,
+        }
+    }
+
+    /// Runs `f` on each of the 2^log_pieces pieces of `domain` and returns
+    /// its outputs as one matrix on `domain`. With `log_pieces` 0 the piece
+    /// is the whole domain; else piece j is s * g^j * <g^(2^log_pieces)>
+    /// (rows j, j + 2^log_pieces, ... of the LDE), and the outputs
+    /// interleave back. Pieces run coset by coset of the trace domain
+    /// (j, j + B, j + 2B, ...): each is the one before it a row on.
     pub(super) fn by_pieces(
         &self,
         ctx: &Ctx,
         domain: Coset,
-        spilled: bool,
-        f: impl Fn(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
+        log_pieces: u32,
+        mut f: impl FnMut(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
     ) -> Result<B::Matrix, BackendError> {
-        let Some(s) = self.spiller().filter(|_| spilled) else { return f(0, 0, domain) };
-        let log_pieces = self.options.log_blowup;
+        let Some(s) = self.spiller().filter(|_| log_pieces > 0) else { return f(0, 0, domain) };
         let g = domain.generator();
-        let mut outs = Vec::with_capacity(1 << log_pieces);
-        for j in 0..1usize << log_pieces {
+        let count = 1usize << log_pieces;
+        let step = 1usize << self.options.log_blowup.min(log_pieces);
+        let mut outs = vec![None; count];
+        for j in (0..step).flat_map(|c| (c..count).step_by(step)) {
             let piece = Coset::new(domain.log_size - log_pieces, domain.shift * g.pow(j as u64));
-            outs.push(s.down(ctx, &f(j, log_pieces, piece)?)?);
+            outs[j] = Some(s.down(ctx, &f(j, log_pieces, piece)?)?);
         }
+        let outs: Vec<_> = outs.into_iter().map(|o| o.expect("every piece ran")).collect();
         s.up(ctx, &s.host(|| spill::interleave(ctx, &outs))?)
     }
 
-    /// Table `t`'s constraints composed over its LDE, piece by piece.
+    /// Table `t`'s constraints composed over its LDE, piece by piece. A
+    /// piece smaller than a coset of the trace domain gets its next rows
+    /// (the piece B rows on) as matrices of their own; each is the next
+    /// piece's rows, so it is carried over, not rebuilt.
     pub(super) fn compose(
         &self,
         ctx: &Ctx,
@@ -126,26 +149,40 @@ impl<B: Backend> Prover<'_, B> {
         alpha: Ext,
     ) -> Result<B::Matrix, BackendError> {
         let s = self.spiller();
-        self.by_pieces(ctx, self.lde_domain(t), self.residency.in_pieces(t), |j, log_pieces, domain| {
-            let main_p = main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?;
-            let aux_p = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
-            let fixed_p = fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?;
-            self.backend.compose(
+        let (log_pieces, blowup) = (self.log_pieces(t), 1usize << self.options.log_blowup);
+        let successors = log_pieces > self.options.log_blowup;
+        let rows = |j: usize| -> Result<Rows<'_, B>, BackendError> {
+            Ok(Rows {
+                fixed: fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?,
+                main: main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?,
+                aux: aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?,
+            })
+        };
+        let mut carried: Option<(usize, Rows<'_, B>)> = None;
+        self.by_pieces(ctx, self.lde_domain(t), log_pieces, |j, _, domain| {
+            let here = match carried.take() {
+                Some((k, r)) if k == j => r,
+                _ => rows(j)?,
+            };
+            let next = successors.then(|| rows(j + blowup)).transpose()?;
+            let q = self.backend.compose(
                 ctx,
                 &ComposeInputs {
                     constraints: self.tables[t].constraints(),
-                    fixed: fixed_p.as_ref().map(Piece::get),
-                    main: main_p.get(),
-                    aux: aux_p.as_ref().map(Piece::get),
+                    fixed: here.fixed.as_ref().map(Piece::get),
+                    main: here.main.get(),
+                    aux: here.aux.as_ref().map(Piece::get),
                     log_trace_height: self.shapes[t].log_n,
                     domain,
                     challenges: &aux.challenges,
                     publics: self.publics,
                     aux_values: &aux.values[t],
                     alpha,
-                    next: None,
+                    next: next.as_ref().map(Rows::get),
                 },
-            )
+            )?;
+            carried = next.map(|n| (j + blowup, n));
+            Ok(q)
         })
     }
 
@@ -171,6 +208,23 @@ impl<B: Backend> Prover<'_, B> {
                 Err(crate::debug::locate(e, b, self.tables[t], trace.get(), self.publics, num_challenges))
             }
             Ok(parts) => Ok(parts),
+        }
+    }
+}
+
+/// A piece of each matrix composition reads.
+struct Rows<'a, B: Backend> {
+    fixed: Option<Piece<'a, B>>,
+    main: Piece<'a, B>,
+    aux: Option<Piece<'a, B>>,
+}
+
+impl<B: Backend> Rows<'_, B> {
+    fn get(&self) -> NextRows<&B::Matrix> {
+        NextRows {
+            fixed: self.fixed.as_ref().map(Piece::get),
+            main: self.main.get(),
+            aux: self.aux.as_ref().map(Piece::get),
         }
     }
 }
