@@ -269,7 +269,7 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 /// composition or DEEP reads (a coset is rebuilt from coefficients with
 /// no scratch; a trace rebuilt or made into coefficients takes no more)
 /// and the output, or with split cosets a piece's worth (see below); or
-/// the quotient's split, which runs whole.
+/// the quotient's split, which runs whole; or the LogUp build.
 pub fn recomputed_transient(d: &TableDims) -> u64 {
     let coset = match d.recompute_split {
         0 => matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6])),
@@ -281,7 +281,12 @@ pub fn recomputed_transient(d: &TableDims) -> u64 {
         }
     };
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
-    coset.max(split)
+    // The LogUp build reads the whole trace, rebuilt beside its coefficients.
+    let logup = match d.aux_width {
+        0 => 0,
+        _ => add(&[matrix_bytes(d.n(), d.main_width + d.fixed_width), stage_alloc(Stage::LogUp, d).total()]),
+    };
+    coset.max(split).max(logup)
 }
 
 /// The device bytes one proof reserves before it starts: every table's
