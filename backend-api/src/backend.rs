@@ -299,6 +299,13 @@ pub trait DeepOps: BackendBase {
     /// sum over points p of (sum_c coeff_c * (f_c(x) - value_c)) / (x - z_p)
     /// at every x of `domain`, as one flattened extension column (N x 3).
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<Self::Matrix>]) -> Result<Self::Matrix>;
+
+    /// sum_c weights_c * m_c at every row, as one flattened extension
+    /// column (height x 3). It commutes with every base-linear map of the
+    /// columns, so a caller holding coefficients combines them first and
+    /// transforms 3 columns, not all of them (a DEEP quotient of
+    /// recomputed columns).
+    fn combine_columns(&self, ctx: &Ctx, m: &Self::Matrix, weights: &[Ext]) -> Result<Self::Matrix>;
 }
 
 /// FRI folding and proof-of-work grinding.

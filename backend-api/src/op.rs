@@ -47,6 +47,7 @@ pub enum Op<'a, M, T> {
     SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize },
     EvaluateAt { m: M, domain: Coset, points: Cow<'a, [Ext]> },
     DeepQuotient { domain: Coset, points: Vec<DeepOpPoint<'a, M>> },
+    CombineColumns { m: M, weights: Cow<'a, [Ext]> },
     FriFold { layer: M, domain: Coset, log_arity: u32, beta: Ext, roll_in: Option<(M, Ext)> },
     Grind { hash: HashKind, seed: Digest, bits: u32 },
 }
@@ -82,7 +83,7 @@ pub struct DeepOpColumns<'a, M> {
 /// The result of an [`Op`]: which variant follows from the op.
 pub enum Out<M, T> {
     /// upload, reshape, ntt, intt, coset_lde, compose, split_quotient,
-    /// deep_quotient, fri_fold.
+    /// deep_quotient, combine_columns, fri_fold.
     Matrix(M),
     /// download.
     Host(ColMatrix),
@@ -224,7 +225,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Compose(_) => Stage::Compose,
             Op::SplitQuotient { .. } => Stage::QuotientSplit,
             Op::EvaluateAt { .. } => Stage::OutOfDomain,
-            Op::DeepQuotient { .. } => Stage::Deep,
+            Op::DeepQuotient { .. } | Op::CombineColumns { .. } => Stage::Deep,
             Op::FriFold { .. } => Stage::FriFold,
             Op::Grind { .. } => Stage::Grind,
         }
@@ -250,6 +251,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::SplitQuotient { .. } => "split_quotient",
             Op::EvaluateAt { .. } => "evaluate_at",
             Op::DeepQuotient { .. } => "deep_quotient",
+            Op::CombineColumns { .. } => "combine_columns",
             Op::FriFold { .. } => "fri_fold",
             Op::Grind { .. } => "grind",
         }
@@ -268,7 +270,8 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::Open { m, .. }
             | Op::LeafDigests { m, .. }
             | Op::Rows { m, .. }
-            | Op::EvaluateAt { m, .. } => vec![m],
+            | Op::EvaluateAt { m, .. }
+            | Op::CombineColumns { m, .. } => vec![m],
             Op::SplitQuotient { q, .. } => vec![q],
             Op::LogUpAux { main, fixed, .. } => std::iter::once(main).chain(fixed).collect(),
             Op::Compose(c) => c
@@ -353,6 +356,7 @@ impl<'a, M, T> Op<'a, M, T> {
                     })
                     .collect::<std::result::Result<_, E>>()?,
             },
+            Op::CombineColumns { m, weights } => Op::CombineColumns { m: fm(m)?, weights: Cow::Borrowed(&**weights) },
             Op::FriFold { layer, domain, log_arity, beta, roll_in } => Op::FriFold {
                 layer: fm(layer)?,
                 domain: *domain,
@@ -423,6 +427,7 @@ impl<'a, M, T> Op<'a, M, T> {
                     })
                     .collect(),
             },
+            Op::CombineColumns { m, weights } => Op::CombineColumns { m, weights: own(weights) },
             Op::FriFold { layer, domain, log_arity, beta, roll_in } => {
                 Op::FriFold { layer, domain, log_arity, beta, roll_in }
             }
@@ -467,6 +472,7 @@ impl<M, T> Op<'_, M, T> {
                 let points: Vec<DeepPoint<B::Matrix>> = points.iter().map(DeepOpPoint::point).collect();
                 Out::Matrix(b.deep_quotient(ctx, *domain, &points)?)
             }
+            Op::CombineColumns { m, weights } => Out::Matrix(b.combine_columns(ctx, m.borrow(), weights)?),
             Op::FriFold { layer, domain, log_arity, beta, roll_in } => {
                 let roll_in = roll_in.as_ref().map(|(g, s)| (g.borrow(), *s));
                 Out::Matrix(b.fri_fold(ctx, layer.borrow(), *domain, *log_arity, *beta, roll_in)?)
@@ -504,6 +510,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::DeepQuotient { domain, points } => {
                 validate::deep(*domain, &points.iter().map(DeepOpPoint::point::<M>).collect::<Vec<_>>())
             }
+            Op::CombineColumns { m, weights } => validate::combine_columns(m, weights),
             Op::FriFold { layer, domain, log_arity, roll_in, .. } => {
                 validate::fri_fold(layer, *domain, *log_arity, roll_in.as_ref().map(|(g, _)| g))
             }
@@ -539,6 +546,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::DeepQuotient { domain, .. } => {
                 inputs + 2 * matrix_bytes(1u64.checked_shl(domain.log_size).unwrap_or(u64::MAX), 3)
             }
+            Op::CombineColumns { m, .. } => inputs + ext_column(m.height()),
             Op::Grind { .. } => crate::memory::stage_bytes(Stage::Grind, &crate::memory::TableDims::default()),
         }
     }
@@ -555,6 +563,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
+            Op::CombineColumns { m, .. } => one(m, 0),
             Op::LogUpAux { logup, main, fixed, .. } => TableDims {
                 fixed_width: fixed.as_ref().map_or(0, |f| f.width() as u64),
                 aux_width: logup.aux_width() as u64,

@@ -4,6 +4,7 @@
 use crate::backend::{ComposeInputs, DeepPoint, DeviceMatrix, DeviceTree, LogUpInputs};
 use crate::domain::Coset;
 use crate::error::{BackendError, Result, Stage};
+use crate::ext::Ext;
 use crate::field::{F, TWO_ADICITY};
 use crate::ir::{ConstraintSystem, Leaf, Node};
 
@@ -211,6 +212,14 @@ fn compose_matrices<M: DeviceMatrix>(
             Err(err(stage, format!("auxiliary LDE is {got:?}, expected {rows}x{}", 3 * w)))
         }
     }
+}
+
+/// A column combination: one weight per column.
+pub fn combine_columns<M: DeviceMatrix>(m: &M, weights: &[Ext]) -> Result<()> {
+    if weights.len() != m.width() {
+        return Err(err(Stage::Deep, format!("{} weights for {} columns", weights.len(), m.width())));
+    }
+    Ok(())
 }
 
 /// A coefficient fold: a power-of-two height the fold divides.

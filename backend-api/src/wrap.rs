@@ -225,6 +225,9 @@ impl<H: OpHook> DeepOps for H {
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<H::Matrix>]) -> Result<H::Matrix> {
         matrix(self, ctx, Op::DeepQuotient { domain, points: DeepOpPoint::from_points(points) })
     }
+    fn combine_columns(&self, ctx: &Ctx, m: &H::Matrix, weights: &[Ext]) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::CombineColumns { m, weights: Cow::Borrowed(weights) })
+    }
 }
 
 impl<H: OpHook> FriOps for H {

@@ -155,3 +155,25 @@ pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> 
     );
     Ok(CpuMatrix::from_data(3, big, out))
 }
+
+/// sum_c weights_c * m_c at every row, as a height x 3 matrix (inputs
+/// validated): base-field multiply-adds by coordinate, a row chunk a task.
+pub(crate) fn combine_columns(m: &CpuMatrix, weights: &[Ext]) -> Result<CpuMatrix, crate::AllocFailed> {
+    let n = m.height;
+    let mut out = crate::try_zeroed(3 * n)?;
+    let (o0, rest) = out.split_at_mut(n);
+    let (o1, o2) = rest.split_at_mut(n);
+    let chunk = ROWS.min(n.max(1));
+    o0.par_chunks_mut(chunk).zip(o1.par_chunks_mut(chunk)).zip(o2.par_chunks_mut(chunk)).enumerate().for_each(
+        |(ci, ((c0, c1), c2))| {
+            let r0 = ci * chunk;
+            for (c, w) in weights.iter().enumerate() {
+                let col = &m.column(c)[r0..r0 + c0.len()];
+                mul_add_const(c0, col, w.0[0]);
+                mul_add_const(c1, col, w.0[1]);
+                mul_add_const(c2, col, w.0[2]);
+            }
+        },
+    );
+    Ok(CpuMatrix::from_data(3, n, out))
+}

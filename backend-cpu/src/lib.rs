@@ -325,6 +325,11 @@ impl DeepOps for CpuBackend {
         validate::deep(domain, points)?;
         deep::deep_quotient(&domain, points).map_err(|e| e.at(Stage::Deep, ctx))
     }
+
+    fn combine_columns(&self, ctx: &Ctx, m: &CpuMatrix, weights: &[Ext]) -> Result<CpuMatrix> {
+        validate::combine_columns(m, weights)?;
+        deep::combine_columns(m, weights).map_err(|e| e.at(Stage::Deep, ctx))
+    }
 }
 
 impl FriOps for CpuBackend {

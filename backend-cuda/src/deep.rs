@@ -2,6 +2,7 @@
 //! quotients.
 
 use crate::{ext_of, ext_u64, CudaBackend, CudaMatrix};
+use backend_api::memory::matrix_bytes;
 use backend_api::{validate, BackendError, Coset, Ctx, DeepOps, DeepPoint, Ext, Result, Stage, F};
 
 impl DeepOps for CudaBackend {
@@ -114,5 +115,21 @@ impl DeepOps for CudaBackend {
             s.launch(dev.func("deep_accum"), grid, threads, 0, &args, &[&d, &acc, &tw.fwd])?;
         }
         Ok(Self::matrix(d, big, 3))
+    }
+
+    fn combine_columns(&self, ctx: &Ctx, m: &CudaMatrix, weights: &[Ext]) -> Result<CudaMatrix> {
+        let stage = Stage::Deep;
+        validate::combine_columns(m, weights)?;
+        let (n, w) = (m.height, m.width);
+        let out_bytes = matrix_bytes(n as u64, 3);
+        let _permit = self.admit_with(stage, ctx, 0, matrix_bytes(n as u64, w as u64) + out_bytes)?;
+        let mut s = self.scope(stage, ctx)?;
+        let dev = self.dev.clone();
+        let out = s.alloc(n * 3)?;
+        let coeffs: Vec<u64> = weights.iter().flat_map(|c| ext_u64(*c)).collect();
+        let cb = s.upload(&coeffs)?;
+        let args = [out.ptr, m.buf.ptr, cb.ptr, w as u64, n as u64, 0];
+        s.launch(dev.func("lincomb"), Self::grid(n as u64, 128), 128, 0, &args, &[&out, &m.buf, &cb])?;
+        Ok(Self::matrix(out, n, 3))
     }
 }

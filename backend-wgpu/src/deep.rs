@@ -216,4 +216,31 @@ impl WgpuBackend {
         job.submit()?;
         Ok(out)
     }
+
+    /// `DeepOps::combine_columns`: the lincomb mode into a fresh
+    /// extension column, one dispatch per buffer of columns.
+    pub(crate) fn combine(&self, ctx: &Ctx, m: &WgpuMatrix, weights: &[Ext]) -> Result<WgpuMatrix> {
+        let stage = Stage::Deep;
+        validate::combine_columns(m, weights)?;
+        let n = m.height;
+        let _permit = self.admit(stage, ctx, Self::dims(n.max(1).trailing_zeros(), 0, m.width))?;
+        let k = self.deep_kernel(stage, ctx)?;
+        let out = self.alloc_matrix(stage, ctx, n, 3)?;
+        let acc = out.single(&self.dev, stage, ctx)?;
+        let coeffs: Vec<u64> = weights.iter().flat_map(|c| ext_u64(*c)).collect();
+        let cb = self.upload_u64(stage, ctx, &coeffs)?;
+        let mut job = self.dev.job(stage, ctx);
+        let mut first = true;
+        for (buf, c0, nc) in m.pieces() {
+            let base = Pc::new(0, &Coset::new(0, F::ONE), 0);
+            let pc = Pc { n: n as u32, accumulate: !first, cols: nc as u32, coeff_base: c0 as u32, ..base };
+            job.dispatch(&k, &[buf, &cb, &self.dev.dummy, acc, &self.dev.dummy_w], &pc.words(), groups_for(n as u64))?;
+            first = false;
+        }
+        if first {
+            job.clear(acc, 0, 3 * n as u64);
+        }
+        job.submit()?;
+        Ok(out)
+    }
 }

@@ -396,6 +396,10 @@ impl DeepOps for WgpuBackend {
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<WgpuMatrix>]) -> Result<WgpuMatrix> {
         self.deep(ctx, domain, points)
     }
+
+    fn combine_columns(&self, ctx: &Ctx, m: &WgpuMatrix, weights: &[Ext]) -> Result<WgpuMatrix> {
+        self.combine(ctx, m, weights)
+    }
 }
 
 impl FriOps for WgpuBackend {

@@ -134,7 +134,7 @@ pub enum Group {
     Compose,
     /// split_quotient: valid quotients and too-high-degree ones.
     Quotient,
-    /// evaluate_at and deep_quotient.
+    /// evaluate_at, deep_quotient and combine_columns.
     Deep,
     /// fri_fold at arities 2..16, with and without roll-in.
     Fri,

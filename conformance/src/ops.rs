@@ -5,8 +5,8 @@ use crate::{SuiteConfig, SuiteReport};
 use backend_api::hash::hash_leaf;
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, ConstraintBuilder, ConstraintSystem,
-    Coset, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Expr, FriOps, HashKind, Interaction, Layout,
-    Leaf, LogUp, LogUpInputs, LogUpOps, MerkleOps, NextRows, Node, NttOps, F, GENERATOR,
+    Coset, Ctx, DeepColumns, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Expr, Ext, FriOps, HashKind, Interaction,
+    Layout, Leaf, LogUp, LogUpInputs, LogUpOps, MerkleOps, NextRows, Node, NttOps, F, GENERATOR,
 };
 use backend_cpu::cross_check::first_difference;
 use backend_cpu::{CpuBackend, CpuMatrix};
@@ -757,6 +757,38 @@ impl<B: Backend> Checker<'_, B> {
                         .map(drop)
                 });
             }
+            // Any height: a combination is row by row.
+            for height in [rows, rows + rows / 2 + 1] {
+                self.case("combine_columns", rows_label(height), w.to_string(), |c, r| {
+                    let (g, cm) = c.up(&rand_matrix(r, w, height))?;
+                    let weights = rand_exts(r, w);
+                    let got = c.b.combine_columns(&CTX, &g, &weights);
+                    c.same_matrix(got, c.cpu.combine_columns(&CTX, &cm, &weights)).map(drop)
+                });
+            }
+            // What a recomputed table's DEEP quotient relies on: combining
+            // coefficients, then extending 3 columns, is extending every
+            // column, then combining.
+            self.case("deep_quotient(combined) = deep_quotient(columns)", rows_label(rows), w.to_string(), |c, r| {
+                let (coeffs, _) = c.up(&rand_matrix(r, w, rows))?;
+                let (weights, values) = (rand_exts(r, w), rand_exts(r, w));
+                let domain = Coset::new(log + 1, GENERATOR);
+                let z = rand_ext(r);
+                let e = |x: Result<B::Matrix, BackendError>| x.map_err(|e| e.to_string());
+                let lde = e(c.b.coset_ntt(&CTX, &coeffs, 1, GENERATOR))?;
+                let combined = e(c.b.combine_columns(&CTX, &coeffs, &weights))?;
+                let combined = e(c.b.coset_ntt(&CTX, &combined, 1, GENERATOR))?;
+                let value: Ext = weights.iter().zip(&values).map(|(&k, &v)| k * v).sum();
+                let basis = vec![Ext::ONE, Ext([F::ZERO, F::ONE, F::ZERO]), Ext([F::ZERO, F::ZERO, F::ONE])];
+                let whole =
+                    [DeepPoint { point: z, columns: vec![DeepColumns { matrix: &lde, coeffs: weights, values }] }];
+                let values = vec![value, Ext::ZERO, Ext::ZERO];
+                let columns = vec![DeepColumns { matrix: &combined, coeffs: basis, values }];
+                let d = |m: &B::Matrix| c.b.download(&CTX, m).map_err(|e| e.to_string());
+                let want = d(&e(c.b.deep_quotient(&CTX, domain, &whole))?)?;
+                let got = e(c.b.deep_quotient(&CTX, domain, &[DeepPoint { point: z, columns }]))?;
+                same_host(&d(&got)?, &want)
+            });
         }
     }
 

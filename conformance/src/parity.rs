@@ -2,7 +2,7 @@
 //! (variant, stage and detail) on the backend under test as on the
 //! reference, and never a panic or a success.
 
-use crate::inputs::{rand_ext, rand_matrix};
+use crate::inputs::{rand_ext, rand_exts, rand_matrix};
 use crate::ops::{Checker, CTX};
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, DeepColumns, DeepOps, DeepPoint,
@@ -148,6 +148,9 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     });
     parity!(c, "fold_coeffs: past the height", "2^3", "2", |x, r| {
         x.fold_coeffs(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 4, GENERATOR)?;
+    });
+    parity!(c, "combine_columns: a weight short", "2^3", "3", |x, r| {
+        x.combine_columns(&CTX, &x.upload(&CTX, &rand_matrix(r, 3, 8))?, &rand_exts(r, 2))?;
     });
     for h in [0, 3, 16] {
         parity!(c, format!("reshape to {h} rows"), "2^3", "2", |x, r| {

@@ -2,7 +2,7 @@
 //! inputs with random non-zero elements, and a failing case shrinks to the
 //! smallest shape and seed that still fails, which the report prints.
 
-use crate::inputs::{rand_ext, rand_f, rand_matrix, rng};
+use crate::inputs::{rand_ext, rand_exts, rand_f, rand_matrix, rng};
 use crate::ops::{Checker, CTX};
 use backend_api::{Backend, Coset, DeepOps, DeviceTree, FriOps, HashKind, MerkleOps, NttOps, GENERATOR};
 use backend_cpu::CpuMatrix;
@@ -43,8 +43,8 @@ fn fail(e: impl std::fmt::Display) -> TestCaseError {
 pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
     let max_log = c.cfg.max_log.min(12);
 
-    // ntt, intt, coset_lde, coset_ntt, fold_coeffs and commit/open of one
-    // random matrix.
+    // ntt, intt, coset_lde, coset_ntt, fold_coeffs, combine_columns and
+    // commit/open of one random matrix.
     let mut tr = runner(c, 1);
     let r = tr.run(&(0..=max_log, 1usize..=16, any::<u64>()), |(log, w, seed)| {
         let r = &mut rng(seed);
@@ -64,6 +64,8 @@ pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
         same("coset_ntt", c.b.coset_ntt(&CTX, &g, lb, GENERATOR), c.cpu.coset_ntt(&CTX, &cm, lb, GENERATOR))?;
         let (log_fold, point) = (r.gen_range(0..=log), rand_f(r));
         same("fold_coeffs", c.b.fold_coeffs(&CTX, &g, log_fold, point), c.cpu.fold_coeffs(&CTX, &cm, log_fold, point))?;
+        let weights = rand_exts(r, w);
+        same("combine_columns", c.b.combine_columns(&CTX, &g, &weights), c.cpu.combine_columns(&CTX, &cm, &weights))?;
         let hash = HashKind::ALL[r.gen_range(0..2)];
         let gt = c.b.commit(&CTX, &g, hash).map_err(fail)?;
         let ct = c.cpu.commit(&CTX, &cm, hash).map_err(fail)?;
@@ -73,7 +75,12 @@ pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
         let co = c.cpu.open(&CTX, &cm, &ct, &rows).map_err(fail)?;
         check(go == co, || format!("{hash} openings of rows {rows:?} differ"))
     });
-    record(c, "property: ntt, intt, coset_lde, coset_ntt, fold_coeffs, commit, open", "(log_rows, width, seed)", r);
+    record(
+        c,
+        "property: ntt, intt, coset_lde, coset_ntt, fold_coeffs, combine_columns, commit, open",
+        "(log_rows, width, seed)",
+        r,
+    );
 
     // fri_fold with random arity and roll-in, and evaluate_at.
     let mut tr = runner(c, 2);

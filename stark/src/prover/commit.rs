@@ -142,6 +142,14 @@ impl<B: Backend> Committed<B> {
         }
     }
 
+    /// How a recomputed commitment's LDE is rebuilt.
+    pub(crate) fn recipe(&self) -> Option<&Recipe<B>> {
+        match &self.store {
+            Store::Recomputed(r) => Some(&r.recipe),
+            Store::Kept { .. } | Store::Spilled(_) => None,
+        }
+    }
+
     /// The committed matrix on the backend; `None` when it is spilled or
     /// recomputed (the stages that read it take it by [`Committed::piece`]).
     pub fn matrix(&self) -> Option<&B::Matrix> {

@@ -3,10 +3,13 @@
 //! is rebuilt from them when a stage reads it), and each coset of the LDE
 //! is rebuilt from them (`coset_ntt` of blowup 1 with the coset's shift:
 //! one transform, where rebuilding from the trace takes two) whenever a
-//! stage reads it: once to commit, once for composition, once for DEEP,
-//! and for the queried rows. A recomputed table's quotient parts have no
-//! trace to rebuild them from: they stay kept, with a copy of each coset
-//! for the stages that read them by cosets ([`super::commit`]).
+//! stage reads it: once to commit, once for composition and for the
+//! queried rows. DEEP reads only a random combination of the columns at
+//! each point, so it rebuilds that combination instead (`combine_columns`
+//! of the coefficients: 3 columns to transform, not all of them). A
+//! recomputed table's quotient parts have no trace to rebuild them from:
+//! they stay kept, with a copy of each coset for the stages that read
+//! them by cosets ([`super::commit`]).
 //!
 //! Under a budget with no room for a whole coset beside the coefficients,
 //! each coset is rebuilt in 2^log_split pieces: piece j of 2^L is the LDE's
@@ -81,6 +84,15 @@ impl<B: Backend> Recipe<B> {
                 b.coset_ntt(ctx, &folded, 0, shift)
             }
         }
+    }
+
+    /// The recipe of sum_c weights_c * column_c (3 base columns): the
+    /// coefficients combined, so rebuilding a piece of it transforms 3
+    /// columns, not every column (exact arithmetic: the same values as
+    /// combining the rebuilt columns).
+    pub fn combined(&self, b: &B, ctx: &Ctx, weights: &[Ext]) -> Result<Recipe<B>> {
+        let coeffs = Arc::new(b.combine_columns(ctx, &self.coeffs, weights)?);
+        Ok(Recipe { coeffs, log_blowup: self.log_blowup, shift: self.shift, log_split: 0 })
     }
 
     /// The LDE's polynomials at `points` off its domain: the trace's,

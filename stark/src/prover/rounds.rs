@@ -3,10 +3,10 @@
 //! into the transcript in table order, so the bytes never depend on which
 //! table finished first.
 
-use super::commit::{Committed, Held};
+use super::commit::{Committed, Held, Piece};
 use super::lanes::Lanes;
 use super::recompute::Recipe;
-use super::spill::{Residency, SpillState};
+use super::spill::{Residency, SpillState, Spiller};
 use super::{Clock, Conduct, ProveError};
 use crate::air::Air;
 use crate::options::ProofOptions;
@@ -259,14 +259,27 @@ impl<B: Backend> Prover<'_, B> {
                 let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
                 let s = self.spiller();
                 let d = self.clock.time("deep", &label, || {
+                    // A recomputed matrix's combination at each of its offsets.
+                    let combine = |c: Option<&Committed<B>>, weights: &[Vec<Ext>]| -> Result<_, BackendError> {
+                        match c.and_then(Committed::recipe) {
+                            Some(r) => weights.iter().map(|w| r.combined(self.backend, &ctx, w)).collect(),
+                            None => Ok(vec![]),
+                        }
+                    };
+                    let mut combined = Vec::with_capacity(group.len());
+                    for &t in &group {
+                        let aux = aux.commits[t].as_ref();
+                        combined.push((combine(Some(&main[t]), &coeffs[t].main)?, combine(aux, &coeffs[t].aux)?));
+                    }
                     let log_pieces = group.iter().map(|&t| self.log_pieces(t)).max().unwrap_or(0);
                     self.by_pieces(&ctx, domain, log_pieces, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.
+                        let read = |c, combined| Read::of(self.backend, s.as_ref(), &ctx, c, combined, (j, log_pieces));
                         let mut pieces = Vec::with_capacity(group.len());
-                        for &t in &group {
-                            let a = aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), &ctx, j, log_pieces));
-                            let m = main[t].piece(s.as_ref(), &ctx, j, log_pieces)?;
-                            pieces.push((m, a.transpose()?, parts[t].piece(s.as_ref(), &ctx, j, log_pieces)?));
+                        for (&t, (cm, ca)) in group.iter().zip(&combined) {
+                            let a = aux.commits[t].as_ref().map(|a| read(a, ca)).transpose()?;
+                            let q = parts[t].piece(s.as_ref(), &ctx, j, log_pieces)?;
+                            pieces.push((read(&main[t], cm)?, a, q));
                         }
                         let points: Vec<DeepPoint<B::Matrix>> = offsets
                             .iter()
@@ -275,11 +288,9 @@ impl<B: Backend> Prover<'_, B> {
                                 for (&t, (m, a, q)) in group.iter().zip(&pieces) {
                                     let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
                                     if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
-                                        let (coeffs, values) = (c.main[pi].clone(), od.main[pi].clone());
-                                        columns.push(DeepColumns { matrix: m.get(), coeffs, values });
+                                        columns.push(m.columns(pi, &c.main[pi], &od.main[pi]));
                                         if let Some(a) = a {
-                                            let (coeffs, values) = (c.aux[pi].clone(), od.aux[pi].clone());
-                                            columns.push(DeepColumns { matrix: a.get(), coeffs, values });
+                                            columns.push(a.columns(pi, &c.aux[pi], &od.aux[pi]));
                                         }
                                     }
                                     if o == 0 {
@@ -297,5 +308,43 @@ impl<B: Backend> Prover<'_, B> {
             })
             .collect();
         results.into_iter().collect()
+    }
+}
+
+/// What DEEP reads of a committed matrix on a piece: its columns, or
+/// (recomputed) their combination at each offset of its table.
+enum Read<'a, B: Backend> {
+    Columns(Piece<'a, B>),
+    Combined(Vec<B::Matrix>),
+}
+
+impl<'a, B: Backend> Read<'a, B> {
+    /// Piece `j` of 2^log_pieces of `c`, or of its recomputed combinations.
+    fn of(
+        b: &B,
+        s: Option<&Spiller<B>>,
+        ctx: &Ctx,
+        c: &'a Committed<B>,
+        combined: &[Recipe<B>],
+        (j, log_pieces): (usize, u32),
+    ) -> Result<Read<'a, B>, BackendError> {
+        if combined.is_empty() {
+            return Ok(Read::Columns(c.piece(s, ctx, j, log_pieces)?));
+        }
+        Ok(Read::Combined(combined.iter().map(|r| r.piece(b, ctx, j, log_pieces)).collect::<Result<_, _>>()?))
+    }
+
+    /// The DEEP columns at the table's offset `pi`, weighted by `coeffs`
+    /// with out-of-domain `values`. A combination g = g0 + u g1 + u^2 g2
+    /// enters with weights 1, u, u^2 and the combined value.
+    fn columns(&self, pi: usize, coeffs: &[Ext], values: &[Ext]) -> DeepColumns<'_, B::Matrix> {
+        match self {
+            Read::Columns(p) => DeepColumns { matrix: p.get(), coeffs: coeffs.to_vec(), values: values.to_vec() },
+            Read::Combined(m) => {
+                let value: Ext = coeffs.iter().zip(values).map(|(&k, &v)| k * v).sum();
+                let basis = [Ext::ONE, Ext([F::ZERO, F::ONE, F::ZERO]), Ext([F::ZERO, F::ZERO, F::ONE])];
+                DeepColumns { matrix: &m[pi], coeffs: basis.to_vec(), values: vec![value, Ext::ZERO, Ext::ZERO] }
+            }
+        }
     }
 }
