@@ -239,6 +239,16 @@ pub trait NttOps: BackendBase {
     fn ntt(&self, ctx: &Ctx, coeffs: &Self::Matrix) -> Result<Self::Matrix>;
     /// Evaluations on the subgroup to coefficients, per column.
     fn intt(&self, ctx: &Ctx, evals: &Self::Matrix) -> Result<Self::Matrix>;
+    /// `intt` of a matrix whose values the caller gives up: the backend
+    /// may write the coefficients over them and return a matrix sharing
+    /// its memory (one matrix on the device at the peak, not two). Read
+    /// afterwards, `evals` holds either. A backend that transforms in
+    /// place declines only before its first write; a failure after it is
+    /// a `Device` error, never a decline to recover from with lost
+    /// values. By default, `intt`.
+    fn intt_in_place(&self, ctx: &Ctx, evals: &Self::Matrix) -> Result<Self::Matrix> {
+        self.intt(ctx, evals)
+    }
     /// Evaluations on the subgroup of size n to evaluations on
     /// `shift * H_(n << log_blowup)`.
     fn coset_lde(&self, ctx: &Ctx, evals: &Self::Matrix, log_blowup: u32, shift: F) -> Result<Self::Matrix>;

@@ -267,9 +267,11 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 
 /// A recomputed table's room on top: one coset of every matrix
 /// composition or DEEP reads (a coset is rebuilt from coefficients with
-/// no scratch; a trace rebuilt or made into coefficients takes no more)
-/// and the output, or with split cosets a piece's worth (see below); or
-/// the quotient's split, which runs whole; or the LogUp build.
+/// no scratch; a trace rebuilt takes no more, and one is made into
+/// coefficients in place, `intt_in_place`: a backend that allocates
+/// there needs the trace's bytes more) and the output, or with split
+/// cosets a piece's worth (see below); or the quotient's split, which
+/// runs whole; or the LogUp build.
 pub fn recomputed_transient(d: &TableDims) -> u64 {
     let coset = match d.recompute_split {
         0 => matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6])),

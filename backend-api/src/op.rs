@@ -35,6 +35,7 @@ pub enum Op<'a, M, T> {
     Reshape { m: M, height: usize },
     Ntt(M),
     Intt(M),
+    InttInPlace(M),
     CosetLde { m: M, log_blowup: u32, shift: F },
     CosetNtt { m: M, log_blowup: u32, shift: F },
     FoldCoeffs { m: M, log_fold: u32, c: F },
@@ -82,7 +83,7 @@ pub struct DeepOpColumns<'a, M> {
 
 /// The result of an [`Op`]: which variant follows from the op.
 pub enum Out<M, T> {
-    /// upload, reshape, ntt, intt, coset_lde, compose, split_quotient,
+    /// upload, reshape, ntt, intt, intt_in_place, coset_lde, compose, split_quotient,
     /// deep_quotient, combine_columns, fri_fold.
     Matrix(M),
     /// download.
@@ -218,7 +219,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Download(_) => Stage::Download,
             Op::Reshape { .. } | Op::Commit { .. } | Op::LeafDigests { .. } => Stage::MerkleCommit,
             Op::Ntt(_) => Stage::Ntt,
-            Op::Intt(_) => Stage::InverseNtt,
+            Op::Intt(_) | Op::InttInPlace(_) => Stage::InverseNtt,
             Op::CosetLde { .. } | Op::CosetNtt { .. } | Op::FoldCoeffs { .. } => Stage::CosetLde,
             Op::Open { .. } | Op::Rows { .. } => Stage::MerkleOpen,
             Op::LogUpAux { .. } => Stage::LogUp,
@@ -239,6 +240,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { .. } => "reshape",
             Op::Ntt(_) => "ntt",
             Op::Intt(_) => "intt",
+            Op::InttInPlace(_) => "intt_in_place",
             Op::CosetLde { .. } => "coset_lde",
             Op::CosetNtt { .. } => "coset_ntt",
             Op::FoldCoeffs { .. } => "fold_coeffs",
@@ -261,7 +263,7 @@ impl<'a, M, T> Op<'a, M, T> {
     pub fn matrices(&self) -> Vec<&M> {
         match self {
             Op::Upload(_) | Op::Grind { .. } => vec![],
-            Op::Download(m) | Op::Ntt(m) | Op::Intt(m) => vec![m],
+            Op::Download(m) | Op::Ntt(m) | Op::Intt(m) | Op::InttInPlace(m) => vec![m],
             Op::Reshape { m, .. }
             | Op::CosetLde { m, .. }
             | Op::CosetNtt { m, .. }
@@ -307,6 +309,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { m, height } => Op::Reshape { m: fm(m)?, height: *height },
             Op::Ntt(m) => Op::Ntt(fm(m)?),
             Op::Intt(m) => Op::Intt(fm(m)?),
+            Op::InttInPlace(m) => Op::InttInPlace(fm(m)?),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m: fm(m)?, log_fold: *log_fold, c: *c },
@@ -385,6 +388,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { m, height } => Op::Reshape { m, height },
             Op::Ntt(m) => Op::Ntt(m),
             Op::Intt(m) => Op::Intt(m),
+            Op::InttInPlace(m) => Op::InttInPlace(m),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m, log_fold, c },
@@ -450,6 +454,7 @@ impl<M, T> Op<'_, M, T> {
             Op::Reshape { m, height } => Out::Matrix(b.reshape(ctx, m.borrow(), *height)?),
             Op::Ntt(m) => Out::Matrix(b.ntt(ctx, m.borrow())?),
             Op::Intt(m) => Out::Matrix(b.intt(ctx, m.borrow())?),
+            Op::InttInPlace(m) => Out::Matrix(b.intt_in_place(ctx, m.borrow())?),
             Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::CosetNtt { m, log_blowup, shift } => Out::Matrix(b.coset_ntt(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::FoldCoeffs { m, log_fold, c } => Out::Matrix(b.fold_coeffs(ctx, m.borrow(), *log_fold, *c)?),
@@ -490,7 +495,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Upload(_) | Op::Download(_) => Ok(()),
             Op::Reshape { m, height } => validate::reshape(m, *height),
             Op::Ntt(m) => validate::ntt(Stage::Ntt, m).map(drop),
-            Op::Intt(m) => validate::ntt(Stage::InverseNtt, m).map(drop),
+            Op::Intt(m) | Op::InttInPlace(m) => validate::ntt(Stage::InverseNtt, m).map(drop),
             Op::CosetLde { m, log_blowup, shift } | Op::CosetNtt { m, log_blowup, shift } => {
                 validate::coset_lde(m, *log_blowup, *shift).map(drop)
             }
@@ -527,7 +532,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
         match self {
             Op::Upload(m) => matrix_bytes(m.height() as u64, m.width() as u64),
             Op::Download(_) | Op::Reshape { .. } | Op::FriFold { .. } => inputs,
-            Op::Ntt(_) | Op::Intt(_) => 2 * inputs,
+            Op::Ntt(_) | Op::Intt(_) | Op::InttInPlace(_) => 2 * inputs,
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => {
                 inputs + 2 * matrix_bytes((m.height() as u64) << (*log_blowup).min(16), m.width() as u64)
             }
@@ -559,7 +564,12 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
         let one = |m: &M, log_blowup: u32| TableDims::matrix(log(m.height()), log_blowup, m.width());
         match self {
             Op::Upload(m) => TableDims::matrix(log(m.height()), 0, m.width()),
-            Op::Download(m) | Op::Reshape { m, .. } | Op::Ntt(m) | Op::Intt(m) | Op::FoldCoeffs { m, .. } => one(m, 0),
+            Op::Download(m)
+            | Op::Reshape { m, .. }
+            | Op::Ntt(m)
+            | Op::Intt(m)
+            | Op::InttInPlace(m)
+            | Op::FoldCoeffs { m, .. } => one(m, 0),
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),

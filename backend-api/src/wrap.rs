@@ -140,6 +140,9 @@ impl<H: OpHook> NttOps for H {
     fn intt(&self, ctx: &Ctx, m: &H::Matrix) -> Result<H::Matrix> {
         matrix(self, ctx, Op::Intt(m))
     }
+    fn intt_in_place(&self, ctx: &Ctx, m: &H::Matrix) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::InttInPlace(m))
+    }
     fn coset_lde(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
         matrix(self, ctx, Op::CosetLde { m, log_blowup, shift })
     }

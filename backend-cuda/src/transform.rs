@@ -5,7 +5,7 @@ use crate::ntt::{self, Load, Touches, Twiddles};
 use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
-use backend_api::{validate, Ctx, NttOps, Result, Stage, F};
+use backend_api::{validate, BackendError, Ctx, NttOps, Result, Stage, F};
 use std::sync::Arc;
 
 impl CudaBackend {
@@ -29,6 +29,35 @@ impl NttOps for CudaBackend {
 
     fn intt(&self, ctx: &Ctx, evals: &CudaMatrix) -> Result<CudaMatrix> {
         self.transform(ctx, evals, true)
+    }
+
+    /// In place: the values are permuted to bit-reversed order, then the
+    /// inverse transform's passes run over them (as `intt`'s do, from a
+    /// bit-reversed load). Only the twiddle tables are allocated, before
+    /// the first write; a failure after it loses the values, so it is a
+    /// `Device` error, not a decline.
+    fn intt_in_place(&self, ctx: &Ctx, evals: &CudaMatrix) -> Result<CudaMatrix> {
+        let stage = Stage::InverseNtt;
+        let log_n = validate::ntt(stage, evals)?;
+        let (n, w) = (evals.height, evals.width);
+        let _permit = self.admit_with(stage, ctx, 0, matrix_bytes(n as u64, w as u64))?;
+        let mut s = self.scope(stage, ctx)?;
+        let tw = self.twiddles(&mut s, log_n)?;
+        let buf = &evals.buf;
+        let permute = s.dev.func("bitrev_permute");
+        for c0 in (0..w).step_by(65535) {
+            let nc = (w - c0).min(65535);
+            let args = [buf.at(c0 * n), log_n as u64, nc as u64];
+            let grid = (Self::grid(n as u64, 256).0, nc as u32, 1);
+            let launched = s.launch(permute, grid, 256, 0, &args, &[buf]);
+            // The first launch declines before it writes; later ones do not.
+            launched.map_err(|e| if c0 == 0 { e } else { values_lost(stage, ctx, e) })?;
+        }
+        let scale = F::new(n as u64).inverse().expect("non-zero");
+        let (load, touches) = (Load::plain(buf.ptr, n as u64), Touches(&[buf]));
+        ntt::run(&mut s, touches, &tw, true, false, log_n, 0, log_n, w, load, buf.ptr, n as u64, scale)
+            .map_err(|e| values_lost(stage, ctx, e))?;
+        Ok(Self::matrix(buf.clone(), n, w))
     }
 
     fn coset_lde(&self, ctx: &Ctx, evals: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
@@ -135,5 +164,18 @@ impl CudaBackend {
         let touches = Touches(&[coeffs, &lo_b, &hi_b, &out]);
         ntt::run(s, touches, tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
         Ok(Self::matrix(out, big, w))
+    }
+}
+
+/// A failure of an in-place transform after its first write: the input's
+/// values are gone, so nothing may recompute from them.
+fn values_lost(stage: Stage, ctx: &Ctx, e: BackendError) -> BackendError {
+    match e {
+        BackendError::DeviceDecline { .. } => BackendError::Device {
+            stage,
+            table: ctx.table.to_string(),
+            message: format!("an in-place transform was interrupted and its input is lost: {e}"),
+        },
+        e => e,
     }
 }

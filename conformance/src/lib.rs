@@ -118,7 +118,7 @@ impl SuiteConfig {
 pub enum Group {
     /// upload, download, reshape.
     Transfers,
-    /// ntt, intt and their round trip.
+    /// ntt, intt, intt_in_place and their round trip.
     Ntt,
     /// coset_lde and coset_ntt at blowups 1 to 16, fold_coeffs, and
     /// each tied to another (coset_ntt of intt(x) is coset_lde of x; of a

@@ -241,6 +241,12 @@ impl<B: Backend> Checker<'_, B> {
                 let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
                 c.same_matrix(c.b.intt(&CTX, &g), c.cpu.intt(&CTX, &cm)).map(drop)
             });
+            // Its input given up: the result is intt's, whatever the input
+            // holds afterwards.
+            self.case("intt_in_place", rows_label(rows), w.to_string(), |c, r| {
+                let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                c.same_matrix(c.b.intt_in_place(&CTX, &g), c.cpu.intt(&CTX, &cm)).map(drop)
+            });
             self.case("intt(ntt(x)) = x", rows_label(rows), w.to_string(), |c, r| {
                 let m = rand_matrix(r, w, rows);
                 let (g, _) = c.up(&m)?;

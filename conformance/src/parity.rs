@@ -140,6 +140,9 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     parity!(c, "coset_lde: zero shift", "2^3", "2", |x, r| {
         x.coset_lde(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 1, F::ZERO)?;
     });
+    parity!(c, "intt_in_place: height not a power of two", "3", "2", |x, r| {
+        x.intt_in_place(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 3))?)?;
+    });
     parity!(c, "coset_ntt: height not a power of two", "3", "2", |x, r| {
         x.coset_ntt(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 3))?, 1, GENERATOR)?;
     });

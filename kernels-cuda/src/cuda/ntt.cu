@@ -189,3 +189,19 @@ extern "C" __global__ void fold_coeffs(const u64* __restrict__ src, u64* dst, u6
     }
     dst[idx] = acc;
 }
+
+// Swaps rows i and bitrev(i) of each of `cols` columns (2^log_n rows,
+// stride 2^log_n) in place: one thread a pair, grid (rows, columns).
+extern "C" __global__ void bitrev_permute(u64* m, u64 log_n, u64 cols) {
+    const u64 n = 1ull << log_n;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 col = blockIdx.y;
+    if (i >= n || col >= cols) return;
+    u64 j = brev_bits(i, (u32)log_n);
+    if (i < j) {
+        u64* c = m + col * n;
+        u64 t = c[i];
+        c[i] = c[j];
+        c[j] = t;
+    }
+}

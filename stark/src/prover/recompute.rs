@@ -52,6 +52,20 @@ impl<B: Backend> Recipe<B> {
         Ok(Recipe { coeffs: Arc::new(b.intt(ctx, trace)?), log_blowup, shift, log_split })
     }
 
+    /// [`Recipe::of`] a trace the caller gives up: its coefficients are
+    /// written over it where the backend can (`intt_in_place`), so the
+    /// trace and its coefficients are never on the device together.
+    pub fn of_owned(
+        b: &B,
+        ctx: &Ctx,
+        trace: B::Matrix,
+        log_blowup: u32,
+        shift: F,
+        log_split: u32,
+    ) -> Result<Recipe<B>> {
+        Ok(Recipe { coeffs: Arc::new(b.intt_in_place(ctx, &trace)?), log_blowup, shift, log_split })
+    }
+
     /// The trace itself (blowup 1 on the subgroup), from the same
     /// coefficients.
     pub fn trace(&self) -> Recipe<B> {

@@ -60,22 +60,23 @@ impl<B: Backend> Prover<'_, B> {
 
     /// Extends and commits a trace made on the backend: kept there,
     /// spilled to the host, or recomputed from the trace's coefficients
-    /// (which then stand in for the trace too: it is freed). Returns the
+    /// (which then stand in for the trace too: they are written over it). Returns the
     /// trace as later rounds read it, and the commitment.
     pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: B::Matrix) -> Result<(Held<B>, Committed<B>), BackendError> {
         let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
-        let dev = Arc::new(dev);
         match self.spiller_for(t) {
             Some(s) => {
                 let lde = Committed::extend_spilled(&s, ctx, &s.down(ctx, &dev)?, o.log_blowup, shift, o.hash)?;
-                Ok((Held::Kept(dev), lde))
+                Ok((Held::Kept(Arc::new(dev)), lde))
             }
             None if self.residency.recomputes(t) => {
-                let recipe = Recipe::of(b, ctx, &dev, o.log_blowup, shift, self.log_split(t))?;
-                drop(dev);
+                let recipe = Recipe::of_owned(b, ctx, dev, o.log_blowup, shift, self.log_split(t))?;
                 Ok((Held::Recomputed(recipe.trace()), Committed::recomputed(b, ctx, recipe, o.hash)?))
             }
-            None => Ok((Held::Kept(dev.clone()), Committed::extend(b, ctx, &dev, o.log_blowup, shift, o.hash)?)),
+            None => {
+                let lde = Committed::extend(b, ctx, &dev, o.log_blowup, shift, o.hash)?;
+                Ok((Held::Kept(Arc::new(dev)), lde))
+            }
         }
     }
 
