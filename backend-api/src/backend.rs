@@ -212,6 +212,25 @@ pub trait BackendBase: Send + Sync {
     /// [j*N/a, (j+1)*N/a) of column c. FRI layer leaves are rows of it.
     fn reshape(&self, ctx: &Ctx, m: &Self::Matrix, height: usize) -> Result<Self::Matrix>;
 
+    /// Rows `first`, `first + 2^log_stride`, ... of `m` (a power-of-two
+    /// height), wrapping past the last row: row k of the result is row
+    /// (first + k * 2^log_stride) mod height. A piece of an LDE's coset,
+    /// or (first past the last piece) its next rows. By default through
+    /// the host.
+    fn stride_rows(&self, ctx: &Ctx, m: &Self::Matrix, first: usize, log_stride: u32) -> Result<Self::Matrix> {
+        crate::validate::stride_rows(m, log_stride)?;
+        self.upload(ctx, &self.download(ctx, m)?.stride_rows(first, log_stride))
+    }
+
+    /// The inverse of `stride_rows` over every offset: row j + P*k of the
+    /// result is row k of `pieces[j]` (P pieces of one shape, P a power of
+    /// two). By default through the host.
+    fn interleave(&self, ctx: &Ctx, pieces: &[&Self::Matrix]) -> Result<Self::Matrix> {
+        crate::validate::interleave(pieces)?;
+        let host = pieces.iter().map(|p| self.download(ctx, p)).collect::<Result<Vec<_>>>()?;
+        self.upload(ctx, &ColMatrix::interleave(&host))
+    }
+
     /// Settles the device after a decline so a retry can succeed: waits for
     /// in-flight work and returns cached memory. Host backends have nothing
     /// to drain.

@@ -32,6 +32,29 @@ impl ColMatrix {
         ColMatrix { width, height, data }
     }
 
+    /// Rows first, first + 2^log_stride, ..., wrapping past the last row
+    /// (the height a power of two): see `BackendBase::stride_rows`.
+    pub fn stride_rows(&self, first: usize, log_stride: u32) -> ColMatrix {
+        let (h, mask) = (self.height >> log_stride, self.height.wrapping_sub(1));
+        let mut data = Vec::with_capacity(h * self.width);
+        for c in self.columns() {
+            data.extend((0..h).map(|k| c[(first + (k << log_stride)) & mask]));
+        }
+        ColMatrix::new(self.width, h, data)
+    }
+
+    /// Row j + P*k is row k of pieces[j] (P pieces of one shape): see
+    /// `BackendBase::interleave`.
+    pub fn interleave(pieces: &[ColMatrix]) -> ColMatrix {
+        let count = pieces.len();
+        let (h, w) = pieces.first().map_or((0, 0), |p| (p.height, p.width));
+        let mut data = Vec::with_capacity(h * count * w);
+        for c in 0..w {
+            data.extend((0..h * count).map(|r| pieces[r % count].column(c)[r / count]));
+        }
+        ColMatrix::new(w, h * count, data)
+    }
+
     pub fn zeros(width: usize, height: usize) -> ColMatrix {
         ColMatrix { width, height, data: Arc::new(vec![F::ZERO; width * height]) }
     }

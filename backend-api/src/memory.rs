@@ -255,14 +255,15 @@ pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
 }
 
 /// What a table whose LDEs are recomputed keeps on the device: its
-/// traces' coefficients (the recipes, in place of the traces), the quotient parts' LDE with its tree and a copy
-/// of its cosets (the parts have no trace to rebuild them from), and the
-/// DEEP and FRI bounds. The main and auxiliary trees are on the host.
+/// traces' coefficients (the recipes, in place of the traces), the
+/// quotient parts' LDE with its tree (the parts have no trace to rebuild
+/// them from; pieces of it are taken with `stride_rows`), and the DEEP
+/// and FRI bounds. The main and auxiliary trees are on the host.
 pub fn recomputed_resident(d: &TableDims) -> u64 {
     let (n, big) = (d.n(), d.lde_rows());
     let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
     let parts = matrix_bytes(big, d.parts.saturating_mul(3));
-    add(&[matrix_bytes(n, d.trace_width()), parts.saturating_mul(2), tree_bytes(big), deep_fri])
+    add(&[matrix_bytes(n, d.trace_width()), parts, tree_bytes(big), deep_fri])
 }
 
 /// A recomputed table's room on top: one coset of every matrix
@@ -270,10 +271,12 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 /// no scratch; a trace rebuilt takes no more, and one is made into
 /// coefficients in place, `intt_in_place`: a backend that allocates
 /// there needs the trace's bytes more) and the output, or with split
-/// cosets a piece's worth (see below); or the quotient's split, which
-/// runs whole; or the LogUp build.
+/// cosets a piece's worth (see below), beside the pieces' outputs so far
+/// and their interleave; or the quotient's split, which runs whole; or
+/// the LogUp build.
 pub fn recomputed_transient(d: &TableDims) -> u64 {
-    let coset = match d.recompute_split {
+    let outputs = matrix_bytes(d.lde_rows(), 6);
+    let piece = match d.recompute_split {
         0 => matrix_bytes(d.n(), add(&[d.trace_width(), d.parts.saturating_mul(3), 6])),
         // Composition on a piece holds it, its next rows, the folded
         // coefficients the next piece is made from, and the output.
@@ -282,6 +285,7 @@ pub fn recomputed_transient(d: &TableDims) -> u64 {
             matrix_bytes(d.n() >> s.min(63), add(&[reads, d.parts.saturating_mul(3), 6]))
         }
     };
+    let coset = add(&[piece, outputs]);
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
     // The LogUp build reads the whole trace, rebuilt beside its coefficients.
     let logup = match d.aux_width {
@@ -409,14 +413,15 @@ mod tests {
 
     #[test]
     fn a_recomputed_table_holds_its_traces_and_two_cosets() {
-        // The seeds' table: trace 7 GiB; resident adds the parts twice, a
-        // tree and the DEEP/FRI bounds; room for a coset and the output.
+        // The seeds' table: trace 7 GiB; resident adds the parts, a tree
+        // and the DEEP/FRI bounds; room for a coset and the output, beside
+        // the cosets' outputs and their interleave.
         let d =
             TableDims { log_n: 21, log_blowup: 2, main_width: 449, parts: 1, recompute: true, ..TableDims::default() };
         let parts = matrix_bytes(1 << 23, 3);
         let deep_fri = 2 * (parts + tree_bytes(1 << 23));
-        assert_eq!(table_resident(&d), matrix_bytes(1 << 21, 449) + 2 * parts + tree_bytes(1 << 23) + deep_fri);
-        assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 3 + 6));
+        assert_eq!(table_resident(&d), matrix_bytes(1 << 21, 449) + parts + tree_bytes(1 << 23) + deep_fri);
+        assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 3 + 6) + matrix_bytes(1 << 23, 6));
         let kept = table_device_set(&TableDims { recompute: false, ..d });
         assert!(table_device_set(&d) < 24 << 30 && kept > 44 << 30, "{kept}");
     }

@@ -39,6 +39,8 @@ pub enum Op<'a, M, T> {
     CosetLde { m: M, log_blowup: u32, shift: F },
     CosetNtt { m: M, log_blowup: u32, shift: F },
     FoldCoeffs { m: M, log_fold: u32, c: F },
+    StrideRows { m: M, first: usize, log_stride: u32 },
+    Interleave { pieces: Vec<M> },
     Commit { m: M, hash: HashKind },
     Open { m: M, tree: T, rows: Cow<'a, [usize]> },
     LeafDigests { m: M, hash: HashKind },
@@ -220,7 +222,11 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Reshape { .. } | Op::Commit { .. } | Op::LeafDigests { .. } => Stage::MerkleCommit,
             Op::Ntt(_) => Stage::Ntt,
             Op::Intt(_) | Op::InttInPlace(_) => Stage::InverseNtt,
-            Op::CosetLde { .. } | Op::CosetNtt { .. } | Op::FoldCoeffs { .. } => Stage::CosetLde,
+            Op::CosetLde { .. }
+            | Op::CosetNtt { .. }
+            | Op::FoldCoeffs { .. }
+            | Op::StrideRows { .. }
+            | Op::Interleave { .. } => Stage::CosetLde,
             Op::Open { .. } | Op::Rows { .. } => Stage::MerkleOpen,
             Op::LogUpAux { .. } => Stage::LogUp,
             Op::Compose(_) => Stage::Compose,
@@ -244,6 +250,8 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { .. } => "coset_lde",
             Op::CosetNtt { .. } => "coset_ntt",
             Op::FoldCoeffs { .. } => "fold_coeffs",
+            Op::StrideRows { .. } => "stride_rows",
+            Op::Interleave { .. } => "interleave",
             Op::Commit { .. } => "commit",
             Op::Open { .. } => "open",
             Op::LeafDigests { .. } => "leaf_digests",
@@ -268,6 +276,7 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::CosetLde { m, .. }
             | Op::CosetNtt { m, .. }
             | Op::FoldCoeffs { m, .. }
+            | Op::StrideRows { m, .. }
             | Op::Commit { m, .. }
             | Op::Open { m, .. }
             | Op::LeafDigests { m, .. }
@@ -275,6 +284,7 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::EvaluateAt { m, .. }
             | Op::CombineColumns { m, .. } => vec![m],
             Op::SplitQuotient { q, .. } => vec![q],
+            Op::Interleave { pieces } => pieces.iter().collect(),
             Op::LogUpAux { main, fixed, .. } => std::iter::once(main).chain(fixed).collect(),
             Op::Compose(c) => c
                 .fixed
@@ -313,6 +323,12 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m: fm(m)?, log_fold: *log_fold, c: *c },
+            Op::StrideRows { m, first, log_stride } => {
+                Op::StrideRows { m: fm(m)?, first: *first, log_stride: *log_stride }
+            }
+            Op::Interleave { pieces } => {
+                Op::Interleave { pieces: pieces.iter().map(&mut fm).collect::<std::result::Result<_, E>>()? }
+            }
             Op::Commit { m, hash } => Op::Commit { m: fm(m)?, hash: *hash },
             Op::Open { m, tree, rows } => Op::Open { m: fm(m)?, tree: ft(tree)?, rows: Cow::Borrowed(&**rows) },
             Op::LeafDigests { m, hash } => Op::LeafDigests { m: fm(m)?, hash: *hash },
@@ -392,6 +408,8 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m, log_fold, c },
+            Op::StrideRows { m, first, log_stride } => Op::StrideRows { m, first, log_stride },
+            Op::Interleave { pieces } => Op::Interleave { pieces },
             Op::Commit { m, hash } => Op::Commit { m, hash },
             Op::Open { m, tree, rows } => Op::Open { m, tree, rows: own(rows) },
             Op::LeafDigests { m, hash } => Op::LeafDigests { m, hash },
@@ -458,6 +476,12 @@ impl<M, T> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::CosetNtt { m, log_blowup, shift } => Out::Matrix(b.coset_ntt(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::FoldCoeffs { m, log_fold, c } => Out::Matrix(b.fold_coeffs(ctx, m.borrow(), *log_fold, *c)?),
+            Op::StrideRows { m, first, log_stride } => {
+                Out::Matrix(b.stride_rows(ctx, m.borrow(), *first, *log_stride)?)
+            }
+            Op::Interleave { pieces } => {
+                Out::Matrix(b.interleave(ctx, &pieces.iter().map(Borrow::borrow).collect::<Vec<_>>())?)
+            }
             Op::Commit { m, hash } => Out::Tree(b.commit(ctx, m.borrow(), *hash)?),
             Op::Open { m, tree, rows } => Out::Openings(b.open(ctx, m.borrow(), tree.borrow(), rows)?),
             Op::LeafDigests { m, hash } => Out::Digests(b.leaf_digests(ctx, m.borrow(), *hash)?),
@@ -500,6 +524,8 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 validate::coset_lde(m, *log_blowup, *shift).map(drop)
             }
             Op::FoldCoeffs { m, log_fold, .. } => validate::fold_coeffs(m, *log_fold),
+            Op::StrideRows { m, log_stride, .. } => validate::stride_rows(m, *log_stride),
+            Op::Interleave { pieces } => validate::interleave(&pieces.iter().collect::<Vec<_>>()),
             Op::Commit { m, .. } => validate::commit(m).map(drop),
             Op::Open { m, tree, rows } => validate::open(m, tree, rows),
             Op::LeafDigests { m, .. } => validate::leaf_digests(m),
@@ -539,6 +565,10 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::FoldCoeffs { m, log_fold, .. } => {
                 inputs + matrix_bytes((m.height() >> (*log_fold).min(63)) as u64, m.width() as u64)
             }
+            Op::StrideRows { m, log_stride, .. } => {
+                inputs + matrix_bytes((m.height() >> (*log_stride).min(63)) as u64, m.width() as u64)
+            }
+            Op::Interleave { .. } => 2 * inputs,
             Op::Commit { m, .. } | Op::Open { m, .. } => inputs + tree_bytes(m.height() as u64),
             Op::LeafDigests { m, .. } => inputs + 32 * m.height() as u64,
             Op::Rows { m, rows } => inputs + (rows.len() * m.width() * 8) as u64,
@@ -569,7 +599,12 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             | Op::Ntt(m)
             | Op::Intt(m)
             | Op::InttInPlace(m)
-            | Op::FoldCoeffs { m, .. } => one(m, 0),
+            | Op::FoldCoeffs { m, .. }
+            | Op::StrideRows { m, .. } => one(m, 0),
+            Op::Interleave { pieces } => {
+                let rows = pieces.first().map_or(0, |p| p.height()) * pieces.len();
+                TableDims::matrix(log(rows), 0, pieces.first().map_or(0, |p| p.width()))
+            }
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),

@@ -72,6 +72,31 @@ pub fn reshape<M: DeviceMatrix>(m: &M, height: usize) -> Result<()> {
     Ok(())
 }
 
+/// Strided rows of a power-of-two height the stride divides.
+pub fn stride_rows<M: DeviceMatrix>(m: &M, log_stride: u32) -> Result<()> {
+    let stage = Stage::CosetLde;
+    let log_n = two_adic_height(stage, m.height())?;
+    if log_stride > log_n {
+        return Err(err(stage, format!("cannot take every 2^{log_stride}-th row of 2^{log_n}")));
+    }
+    Ok(())
+}
+
+/// Pieces to interleave: a power-of-two count of one power-of-two shape.
+pub fn interleave<M: DeviceMatrix>(pieces: &[&M]) -> Result<()> {
+    let stage = Stage::CosetLde;
+    if !pieces.len().is_power_of_two() {
+        return Err(err(stage, format!("cannot interleave {} pieces", pieces.len())));
+    }
+    two_adic_height(stage, pieces[0].height())?;
+    let shape = |p: &&M| (p.height(), p.width());
+    if let Some(p) = pieces.iter().find(|p| shape(p) != shape(&pieces[0])) {
+        let ((h, w), (h0, w0)) = (shape(p), shape(&pieces[0]));
+        return Err(err(stage, format!("a {h}x{w} piece among {h0}x{w0} ones")));
+    }
+    Ok(())
+}
+
 pub fn commit<M: DeviceMatrix>(m: &M) -> Result<u32> {
     if m.width() == 0 {
         return Err(err(Stage::MerkleCommit, "matrix has no columns".into()));

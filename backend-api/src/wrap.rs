@@ -125,6 +125,12 @@ impl<H: OpHook> BackendBase for H {
     fn reshape(&self, ctx: &Ctx, m: &H::Matrix, height: usize) -> Result<H::Matrix> {
         matrix(self, ctx, Op::Reshape { m, height })
     }
+    fn stride_rows(&self, ctx: &Ctx, m: &H::Matrix, first: usize, log_stride: u32) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::StrideRows { m, first, log_stride })
+    }
+    fn interleave(&self, ctx: &Ctx, pieces: &[&H::Matrix]) -> Result<H::Matrix> {
+        matrix(self, ctx, Op::Interleave { pieces: pieces.to_vec() })
+    }
     fn drain(&self) -> Result<()> {
         OpHook::drain(self)
     }

@@ -42,6 +42,41 @@ impl BackendBase for CudaBackend {
         Ok(CudaMatrix { buf: m.buf.clone(), height, width: m.width * (m.height / height) })
     }
 
+    fn stride_rows(&self, ctx: &Ctx, m: &CudaMatrix, first: usize, log_stride: u32) -> Result<CudaMatrix> {
+        let stage = Stage::CosetLde;
+        validate::stride_rows(m, log_stride)?;
+        let (n, w) = (m.height, m.width);
+        let (log_n, rows) = (n.trailing_zeros(), n >> log_stride);
+        let out_bytes = matrix_bytes(rows as u64, w as u64);
+        let _permit = self.admit_with(stage, ctx, out_bytes, matrix_bytes(n as u64, w as u64) + out_bytes)?;
+        let mut s = self.scope(stage, ctx)?;
+        let out = s.alloc(rows * w)?;
+        let dev = s.dev.clone();
+        let args =
+            [m.buf.ptr, out.ptr, log_n as u64, (log_n - log_stride) as u64, log_stride as u64, first as u64, w as u64];
+        let grid = Self::grid((rows * w) as u64, 256);
+        s.launch(dev.func("stride_rows"), grid, 256, 0, &args, &[&m.buf, &out])?;
+        Ok(Self::matrix(out, rows, w))
+    }
+
+    fn interleave(&self, ctx: &Ctx, pieces: &[&CudaMatrix]) -> Result<CudaMatrix> {
+        let stage = Stage::CosetLde;
+        validate::interleave(pieces)?;
+        let (rows, w) = (pieces[0].height, pieces[0].width);
+        let out_bytes = matrix_bytes((rows * pieces.len()) as u64, w as u64);
+        let _permit = self.admit_with(stage, ctx, out_bytes, 2 * out_bytes)?;
+        let mut s = self.scope(stage, ctx)?;
+        let out = s.alloc(rows * pieces.len() * w)?;
+        let dev = s.dev.clone();
+        let (log_m, log_count) = (rows.trailing_zeros() as u64, pieces.len().trailing_zeros() as u64);
+        for (j, p) in pieces.iter().enumerate() {
+            let args = [p.buf.ptr, out.ptr, log_m, log_count, j as u64, w as u64];
+            let grid = Self::grid((rows * w) as u64, 256);
+            s.launch(dev.func("interleave_piece"), grid, 256, 0, &args, &[&p.buf, &out])?;
+        }
+        Ok(Self::matrix(out, rows * pieces.len(), w))
+    }
+
     /// Synchronizes the stream and trims the stream-ordered pool to zero.
     fn drain(&self) -> Result<()> {
         self.dev.drain()

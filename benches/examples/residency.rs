@@ -6,9 +6,10 @@
 //! at the budget and declines are not recovered (strict), so a proof from
 //! it stayed under the budget. With `cpu`, the CPU reference proves it
 //! too. Prints time, device peak (the pool's high-water mark) and bytes
-//! moved per run, and whether every proof has the same bytes.
+//! moved per run, and whether every proof has the same bytes; `reps=N`
+//! proves N times on each device.
 //!
-//! cargo run --release -p benches --features cuda --example residency -- LOG_ROWS COLUMNS BLOWUP BUDGET_GIB [cpu] [modes=auto,recompute,spill]
+//! cargo run --release -p benches --features cuda --example residency -- LOG_ROWS COLUMNS BLOWUP BUDGET_GIB [cpu] [modes=auto,recompute,spill] [reps=N]
 
 use backend_api::{Backend, ColMatrix, F};
 use backend_cpu::{CpuBackend, OnDecline, RecoveryPolicy, Resilient};
@@ -77,6 +78,10 @@ fn run(args: &[String]) -> Result<bool, String> {
     let with_cpu = args[4.min(args.len())..].iter().any(|a| a == "cpu");
     let modes: Vec<&str> =
         args.iter().find_map(|a| a.strip_prefix("modes=")).map_or(vec!["auto"], |m| m.split(',').collect());
+    let reps: usize = match args.iter().find_map(|a| a.strip_prefix("reps=")) {
+        Some(r) => r.parse().ok().filter(|&r| r > 0).ok_or(format!("reps={r}: need a positive count"))?,
+        None => 1,
+    };
     if width < 2 || log_n > 24 {
         return Err("need 2+ columns and at most 2^24 rows".into());
     }
@@ -119,8 +124,6 @@ fn run(args: &[String]) -> Result<bool, String> {
     }
     for (what, cap, residency) in runs {
         let d = device(cap, &s.air)?;
-        let (bytes, secs, moved) = prove(&d, &s, residency)?;
-        let peak = d.device().pool_usage(false).ok().map(|u| u.1);
         let what = match (cap, residency) {
             (Some(_), Residency::Spill { chunk_bytes, .. }) => {
                 format!("{what} {budget_gib} GiB, spilled ({:.1} GiB pieces)", chunk_bytes as f64 / GIB)
@@ -131,8 +134,13 @@ fn run(args: &[String]) -> Result<bool, String> {
             }
             (None, _) => what.to_string(),
         };
-        let same = check(bytes);
-        report(&what, secs, peak, moved, same);
+        // Repeats run on the same device, warm: its pool and kernels.
+        for _ in 0..reps {
+            let (bytes, secs, moved) = prove(&d, &s, residency)?;
+            let peak = d.device().pool_usage(false).ok().map(|u| u.1);
+            let same = check(bytes);
+            report(&what, secs, peak, moved, same);
+        }
         println!("  recovery: {}", d.report());
     }
     Ok(all_same)

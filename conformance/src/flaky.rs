@@ -11,7 +11,7 @@
 //! | `upload` | `TransferToDevice` | upload |
 //! | `download` | `TransferToHost` | download |
 //! | `reshape` | none (a view, no device work) | - |
-//! | `ntt`, `intt`, `intt_in_place`, `coset_lde`, `coset_ntt`, `fold_coeffs`, `commit`, `logup_aux`, `compose`, `split_quotient`, `deep_quotient`, `combine_columns`, `fri_fold` | `Admission`, `Alloc(stage)`, `Launch(stage)` | the operation's |
+//! | `ntt`, `intt`, `intt_in_place`, `coset_lde`, `coset_ntt`, `fold_coeffs`, `stride_rows`, `interleave`, `commit`, `logup_aux`, `compose`, `split_quotient`, `deep_quotient`, `combine_columns`, `fri_fold` | `Admission`, `Alloc(stage)`, `Launch(stage)` | the operation's |
 //! | `open`, `evaluate_at`, `grind` | `Admission`, `Alloc(stage)`, `Launch(stage)`, then `TransferToHost` for the result | the operation's |
 //!
 //! Admission is consulted by every compute operation (a memory gate admits

@@ -120,7 +120,8 @@ pub enum Group {
     Transfers,
     /// ntt, intt, intt_in_place and their round trip.
     Ntt,
-    /// coset_lde and coset_ntt at blowups 1 to 16, fold_coeffs, and
+    /// coset_lde and coset_ntt at blowups 1 to 16, fold_coeffs,
+    /// stride_rows and interleave, and
     /// each tied to another (coset_ntt of intt(x) is coset_lde of x; of a
     /// fold, every 2^f-th row of coset_ntt of x).
     Lde,

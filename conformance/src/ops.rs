@@ -299,6 +299,29 @@ impl<B: Backend> Checker<'_, B> {
                     c.same_matrix(got, c.cpu.fold_coeffs(&CTX, &cm, log_fold, point)).map(drop)
                 });
             }
+            // Pieces of rows, taken on the backend and put back together.
+            for log_stride in [0, 1, 3.min(log)].into_iter().filter(|&s| s <= log) {
+                let label = format!("stride_rows /{}", 1u64 << log_stride);
+                self.case(label, rows_label(rows), w.to_string(), |c, r| {
+                    let m = rand_matrix(r, w, rows);
+                    let (g, _) = c.up(&m)?;
+                    // Offsets past the last piece wrap a row on.
+                    let first = r.gen_range(0..2usize << log_stride);
+                    let got = c.b.stride_rows(&CTX, &g, first, log_stride).map_err(|e| e.to_string())?;
+                    same_host(&c.b.download(&CTX, &got).map_err(|e| e.to_string())?, &m.stride_rows(first, log_stride))
+                });
+                let label = format!("interleave(stride_rows /{}) = x", 1u64 << log_stride);
+                self.case(label, rows_label(rows), w.to_string(), |c, r| {
+                    let m = rand_matrix(r, w, rows);
+                    let (g, _) = c.up(&m)?;
+                    let pieces = (0..1usize << log_stride)
+                        .map(|j| c.b.stride_rows(&CTX, &g, j, log_stride))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|e| e.to_string())?;
+                    let whole = c.b.interleave(&CTX, &pieces.iter().collect::<Vec<_>>()).map_err(|e| e.to_string())?;
+                    same_host(&c.b.download(&CTX, &whole).map_err(|e| e.to_string())?, &m)
+                });
+            }
             // Ties the fold to evaluation: on s * H_m (s^m the fold's point)
             // the folded coefficients take the polynomial's values, rows
             // 0, 2^f, 2 * 2^f, ... of its evaluations on s * H_n.

@@ -152,6 +152,17 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     parity!(c, "fold_coeffs: past the height", "2^3", "2", |x, r| {
         x.fold_coeffs(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 4, GENERATOR)?;
     });
+    parity!(c, "stride_rows: past the height", "2^3", "2", |x, r| {
+        x.stride_rows(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 0, 4)?;
+    });
+    parity!(c, "interleave: three pieces", "2^3", "2", |x, r| {
+        let p = (0..3).map(|_| x.upload(&CTX, &rand_matrix(r, 2, 8))).collect::<Result<Vec<_>, _>>()?;
+        x.interleave(&CTX, &p.iter().collect::<Vec<_>>())?;
+    });
+    parity!(c, "interleave: pieces of two shapes", "2^3", "2", |x, r| {
+        let (a, b) = (x.upload(&CTX, &rand_matrix(r, 2, 8))?, x.upload(&CTX, &rand_matrix(r, 2, 4))?);
+        x.interleave(&CTX, &[&a, &b])?;
+    });
     parity!(c, "combine_columns: a weight short", "2^3", "3", |x, r| {
         x.combine_columns(&CTX, &x.upload(&CTX, &rand_matrix(r, 3, 8))?, &rand_exts(r, 2))?;
     });

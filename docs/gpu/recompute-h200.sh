@@ -8,10 +8,12 @@
 # 2^20-cycle VM program kept and recomputed through the CLI, on CUDA and
 # on the host's CPU (wall and peak RSS). PART=2:
 # 2^22 x 512 kept on the whole card and recomputed under a 64 GiB cap.
-# PART=3: the CUDA conformance groups that pieces touch (fold_coeffs,
-# composition on a piece given its next rows, proofs recomputed in
-# pieces), then 2^22 x 512 kept and recomputed under a 32 GiB cap (cosets
-# in pieces), as chosen by --residency recompute and by auto.
+# PART=3: the CUDA conformance groups that pieces touch (intt_in_place,
+# fold_coeffs, composition on a piece given its next rows,
+# combine_columns, proofs recomputed in pieces), then 2^22 x 512 kept and recomputed under a 32 GiB cap (cosets
+# in pieces), as chosen by --residency recompute and by auto. PART=4: the
+# same two runs, kept and recomputed under 32 GiB, three proofs each on a
+# warm device.
 set -u
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export KILN_CACHE_DIR=/tmp/kiln-cache
@@ -42,9 +44,13 @@ if [ "${PART:-1}" = 2 ]; then
   cat "$OUT/residency-22x512.log"; grep -E "Maximum resident|Elapsed|error" "$OUT/residency-22x512.time"
 fi
 if [ "${PART:-1}" = 3 ]; then
-  timeout 300 $B/conformance_cuda coset_lde compose error_parity properties stark_proofs vm_proofs --test-threads 1 > "$OUT/conformance.log" 2>&1
+  timeout 300 $B/conformance_cuda ntt coset_lde compose deep error_parity properties stark_proofs vm_proofs --test-threads 1 > "$OUT/conformance.log" 2>&1
   grep -E "cases:|test result|piece|quarters|halves|FAIL|fail" "$OUT/conformance.log" | grep -v " pass$" | head -30
   grep -cE "on a piece .* pass$|quarters .* pass$|halves .* pass$" "$OUT/conformance.log"
   /usr/bin/time -v timeout 400 $B/residency 22 512 4 32 modes=recompute,auto > "$OUT/residency-22x512-32.log" 2> "$OUT/residency-22x512-32.time"
   cat "$OUT/residency-22x512-32.log"; grep -E "Maximum resident|Elapsed|error" "$OUT/residency-22x512-32.time"
+fi
+if [ "${PART:-1}" = 4 ]; then
+  /usr/bin/time -v timeout 400 $B/residency 22 512 4 32 modes=recompute reps=3 > "$OUT/residency-22x512-32-reps.log" 2> "$OUT/residency-22x512-32-reps.time"
+  cat "$OUT/residency-22x512-32-reps.log"; grep -E "Maximum resident|Elapsed|error" "$OUT/residency-22x512-32-reps.time"
 fi

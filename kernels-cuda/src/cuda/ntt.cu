@@ -205,3 +205,26 @@ extern "C" __global__ void bitrev_permute(u64* m, u64 log_n, u64 cols) {
         c[j] = t;
     }
 }
+
+// Row k of each of `cols` columns of dst (2^log_m rows) is row
+// (first + k << log_stride) mod 2^log_n of src: a strided piece of rows.
+extern "C" __global__ void stride_rows(const u64* __restrict__ src, u64* dst, u64 log_n, u64 log_m, u64 log_stride,
+                                       u64 first, u64 cols) {
+    const u64 n = 1ull << log_n, m = 1ull << log_m;
+    u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= m * cols) return;
+    u64 col = idx >> log_m, k = idx & (m - 1);
+    dst[idx] = src[col * n + ((first + (k << log_stride)) & (n - 1))];
+}
+
+// Row j + k << log_count of each of `cols` columns of dst (2^log_m <<
+// log_count rows) is row k of the piece src (2^log_m rows): piece j of an
+// interleave.
+extern "C" __global__ void interleave_piece(const u64* __restrict__ src, u64* dst, u64 log_m, u64 log_count, u64 j,
+                                            u64 cols) {
+    const u64 m = 1ull << log_m;
+    u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= m * cols) return;
+    u64 col = idx >> log_m, k = idx & (m - 1);
+    dst[(col << (log_m + log_count)) + j + (k << log_count)] = src[idx];
+}

@@ -19,12 +19,7 @@ pub struct Committed<B: Backend> {
 }
 
 enum Store<B: Backend> {
-    /// With, when the stages read it by cosets, a copy of each coset.
-    Kept {
-        lde: B::Matrix,
-        tree: B::Tree,
-        cosets: Vec<B::Matrix>,
-    },
+    Kept { lde: B::Matrix, tree: B::Tree },
     Spilled(Spilled<B>),
     Recomputed(Recomputed<B>),
 }
@@ -58,7 +53,7 @@ impl<B: Backend> Committed<B> {
     /// Commits a matrix already on its evaluation domain.
     pub fn rows(backend: &B, ctx: &Ctx, lde: B::Matrix, hash: HashKind) -> Result<Committed<B>> {
         let tree = backend.commit(ctx, &lde, hash)?;
-        Ok(Committed { store: Store::Kept { lde, tree, cosets: vec![] } })
+        Ok(Committed { store: Store::Kept { lde, tree } })
     }
 
     /// [`Committed::extend`] spilled: `evals` on the host, extended in
@@ -97,25 +92,6 @@ impl<B: Backend> Committed<B> {
     /// are rebuilt from the trace whenever they are read.
     pub(crate) fn recomputed(b: &B, ctx: &Ctx, recipe: Recipe<B>, hash: HashKind) -> Result<Committed<B>> {
         Ok(Committed { store: Store::Recomputed(Recomputed::commit(b, ctx, recipe, hash)?) })
-    }
-
-    /// [`Committed::rows`] for a matrix on an LDE domain whose stages read
-    /// it by its 2^log_cosets cosets of the trace domain (a recomputed
-    /// table's quotient parts): kept and committed whole, with a copy of
-    /// each coset made through the host once.
-    pub(crate) fn rows_with_cosets(
-        s: &Spiller<B>,
-        ctx: &Ctx,
-        lde: B::Matrix,
-        log_cosets: u32,
-        hash: HashKind,
-    ) -> Result<Committed<B>> {
-        let tree = s.backend.commit(ctx, &lde, hash)?;
-        let host = [s.down(ctx, &lde)?];
-        let cosets = (0..1usize << log_cosets)
-            .map(|j| s.up(ctx, &s.host(|| spill::coset_rows(ctx, &host, j, log_cosets))?))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Committed { store: Store::Kept { lde, tree, cosets } })
     }
 
     pub fn root(&self) -> Digest {
@@ -184,9 +160,6 @@ impl<B: Backend> Committed<B> {
     /// the trace domain, uploaded or rebuilt.
     pub(crate) fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match &self.store {
-            Store::Kept { cosets, .. } if log_pieces > 0 && cosets.len() == 1 << log_pieces => {
-                Ok(Piece::Kept(&cosets[j]))
-            }
             Store::Kept { lde, .. } => Piece::kept(lde, s, ctx, j, log_pieces),
             Store::Spilled(sp) => Piece::spilled(s, ctx, &sp.lde, j, log_pieces),
             Store::Recomputed(r) => Piece::rebuilt(&r.recipe, s, ctx, j, log_pieces),
@@ -252,15 +225,14 @@ pub(crate) enum Piece<'a, B: Backend> {
 }
 
 impl<'a, B: Backend> Piece<'a, B> {
-    /// A kept matrix whole, or (in a spilled proof's DEEP group) its rows
-    /// on coset `j`, through the host.
+    /// A kept matrix whole, or (read by pieces beside tables that are not
+    /// kept) its rows on piece `j`, taken on the backend.
     fn kept(m: &'a B::Matrix, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'a, B>> {
         if log_pieces == 0 {
             return Ok(Piece::Kept(m));
         }
         let Some(s) = s else { return Err(unspilled(Stage::Deep)) };
-        let host = [s.down(ctx, m)?];
-        Ok(Piece::Owned(s.up(ctx, &s.host(|| spill::coset_rows(ctx, &host, j, log_pieces))?)?))
+        Ok(Piece::Owned(s.backend.stride_rows(ctx, m, j, log_pieces)?))
     }
 
     fn spilled(

@@ -316,6 +316,9 @@ pub(crate) fn row_block(ctx: &Ctx, blocks: &[ColMatrix], r0: usize, r1: usize) -
     Ok(ColMatrix::new(out.len() / rows.max(1), rows, out))
 }
 
+/// Elements a task of the host gathers below.
+const GATHER: usize = 1 << 15;
+
 /// Rows j, j + 2^log_cosets, j + 2 * 2^log_cosets, ... of the matrix
 /// `blocks` hold: its values on coset j of the trace domain.
 pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: u32) -> Result<ColMatrix> {
@@ -324,29 +327,16 @@ pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: 
     let n = height >> log_cosets;
     let mut out = buffer(ctx, n * cols.len())?;
     // Past the last coset, rows wrap: coset j + 2^log_cosets is coset j
-    // one row on (a piece's next rows).
-    out.par_chunks_mut(n.max(1)).zip(cols).for_each(|(o, c)| {
-        for (k, v) in o.iter_mut().enumerate() {
-            *v = c[(j + (k << log_cosets)) & (height - 1)];
+    // one row on (a piece's next rows). Chunks of rows, not whole columns,
+    // run in parallel: a quotient has 3 columns.
+    out.par_chunks_mut(GATHER).enumerate().for_each(|(g, o)| {
+        for (i, v) in o.iter_mut().enumerate() {
+            let at = g * GATHER + i;
+            let k = at % n;
+            *v = cols[at / n][(j + (k << log_cosets)) & (height - 1)];
         }
     });
     Ok(ColMatrix::new(out.len() / n.max(1), n, out))
-}
-
-/// The inverse of [`coset_rows`] over all cosets: row j + B * k of the
-/// result is row k of `parts[j]`.
-pub(crate) fn interleave(ctx: &Ctx, parts: &[ColMatrix]) -> Result<ColMatrix> {
-    let count = parts.len();
-    let (n, w) = (parts[0].height(), parts[0].width());
-    let mut out = buffer(ctx, n * count * w)?;
-    out.par_chunks_mut((n * count).max(1)).enumerate().for_each(|(c, o)| {
-        for (j, p) in parts.iter().enumerate() {
-            for (k, v) in p.column(c).iter().enumerate() {
-                o[j + k * count] = *v;
-            }
-        }
-    });
-    Ok(ColMatrix::new(w, n * count, out))
 }
 
 #[cfg(test)]
@@ -371,10 +361,16 @@ mod tests {
             let parts: Vec<ColMatrix> =
                 (0..1 << log_cosets).map(|j| coset_rows(&CTX, &blocks, j, log_cosets).unwrap()).collect();
             assert_eq!(parts[1.min(parts.len() - 1)].height(), 32 >> log_cosets);
-            assert_eq!(interleave(&CTX, &parts).unwrap(), m, "{log_cosets}");
+            assert_eq!(ColMatrix::interleave(&parts), m, "{log_cosets}");
+            for (j, p) in parts.iter().enumerate() {
+                assert_eq!(&m.stride_rows(j, log_cosets), p, "{log_cosets} {j}");
+            }
         }
         let c = coset_rows(&CTX, std::slice::from_ref(&m), 3, 2).unwrap();
         assert_eq!(c.get(5, 2), m.get(3 + 5 * 4, 2));
+        // Past the last coset, a row on.
+        assert_eq!(coset_rows(&CTX, std::slice::from_ref(&m), 4, 2).unwrap(), m.stride_rows(4, 2));
+        assert_eq!(m.stride_rows(4, 2).get(7, 1), m.get(0, 1));
     }
 
     #[test]

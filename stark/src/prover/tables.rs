@@ -6,7 +6,7 @@
 use super::commit::{Committed, Held, Piece};
 use super::recompute::Recipe;
 use super::rounds::{AuxRound, MainRound, Prover};
-use super::spill::{self, Spiller};
+use super::spill::Spiller;
 use super::{Conduct, ProveError};
 use backend_api::{Backend, BackendError, ComposeInputs, Coset, Ctx, Ext, NextRows};
 use rayon::prelude::*;
@@ -80,17 +80,14 @@ impl<B: Backend> Prover<'_, B> {
         }
     }
 
-    /// Commits table `t`'s matrix on its evaluation domain: kept (for a
-    /// recomputed table, whose stages read it by cosets, with a copy of
-    /// each coset) or spilled.
+    /// Commits table `t`'s matrix on its evaluation domain: kept (the
+    /// stages that read it by pieces take them with `stride_rows`) or
+    /// spilled.
     pub(super) fn commit_rows(&self, ctx: &Ctx, t: usize, m: B::Matrix) -> Result<Committed<B>, BackendError> {
         let hash = self.options.hash;
-        match (self.spiller_for(t), self.spiller()) {
-            (Some(s), _) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], hash),
-            (None, Some(s)) if self.residency.recomputes(t) => {
-                Committed::rows_with_cosets(&s, ctx, m, self.log_pieces(t), hash)
-            }
-            _ => Committed::rows(self.backend, ctx, m, hash),
+        match self.spiller_for(t) {
+            Some(s) => Committed::rows_spilled(&s, ctx, vec![s.down(ctx, &m)?], hash),
+            None => Committed::rows(self.backend, ctx, m, hash),
         }
     }
 
@@ -111,7 +108,7 @@ impl<B: Backend> Prover<'_, B> {
     }
 
     /// Runs `f` on each of the 2^log_pieces pieces of `domain` and returns
-    /// its outputs as one matrix on `domain`. With `log_pieces` 0 the piece
+    /// its outputs as one matrix on `domain` (`interleave`). With `log_pieces` 0 the piece
     /// is the whole domain; else piece j is s * g^j * <g^(2^log_pieces)>
     /// (rows j, j + 2^log_pieces, ... of the LDE), and the outputs
     /// interleave back. Pieces run coset by coset of the trace domain
@@ -123,17 +120,19 @@ impl<B: Backend> Prover<'_, B> {
         log_pieces: u32,
         mut f: impl FnMut(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
     ) -> Result<B::Matrix, BackendError> {
-        let Some(s) = self.spiller().filter(|_| log_pieces > 0) else { return f(0, 0, domain) };
+        if log_pieces == 0 {
+            return f(0, 0, domain);
+        }
         let g = domain.generator();
         let count = 1usize << log_pieces;
         let step = 1usize << self.options.log_blowup.min(log_pieces);
-        let mut outs = vec![None; count];
+        let mut outs = (0..count).map(|_| None).collect::<Vec<_>>();
         for j in (0..step).flat_map(|c| (c..count).step_by(step)) {
             let piece = Coset::new(domain.log_size - log_pieces, domain.shift * g.pow(j as u64));
-            outs[j] = Some(s.down(ctx, &f(j, log_pieces, piece)?)?);
+            outs[j] = Some(f(j, log_pieces, piece)?);
         }
-        let outs: Vec<_> = outs.into_iter().map(|o| o.expect("every piece ran")).collect();
-        s.up(ctx, &s.host(|| spill::interleave(ctx, &outs))?)
+        let outs: Vec<&B::Matrix> = outs.iter().map(|o| o.as_ref().expect("every piece ran")).collect();
+        self.backend.interleave(ctx, &outs)
     }
 
     /// Table `t`'s constraints composed over its LDE, piece by piece. A
