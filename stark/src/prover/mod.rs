@@ -66,8 +66,8 @@ pub struct ProveStats {
     /// Where the committed matrices were kept.
     pub residency: Residency,
     /// Bytes moved between host and backend for the matrices not kept
-    /// (spilled pieces; recomputed cosets' outputs interleaved on the
-    /// host); 0 when every table is kept.
+    /// (spilled pieces); 0 when every table is kept or recomputed (its
+    /// pieces are taken and interleaved on the backend).
     pub spilled_bytes: u64,
     /// Where that moving's time went (zero when kept).
     pub spill_times: SpillTimes,
@@ -255,8 +255,8 @@ fn setup<'a, B: Backend, M: Machine + ?Sized>(
     let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
     protocol::absorb_statement(&mut tr, &tables, options, &log_heights, publics);
     let order = lanes::heaviest_first(&shapes, options);
-    // A recomputing proof moves only the pieces' outputs, which
-    // interleave on the host as a spilled proof's do.
+    // A recomputing proof reads by pieces as a spilled one does, with
+    // nothing to move: its pieces are rebuilt on the backend.
     let spill = match settings.residency {
         Residency::Keep => None,
         Residency::Spill { chunk_bytes, .. } => Some(chunk_bytes),

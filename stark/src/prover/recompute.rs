@@ -8,8 +8,10 @@
 //! each point, so it rebuilds that combination instead (`combine_columns`
 //! of the coefficients: 3 columns to transform, not all of them). A
 //! recomputed table's quotient parts have no trace to rebuild them from:
-//! they stay kept, with a copy of each coset for the stages that read
-//! them by cosets ([`super::commit`]).
+//! they stay kept, and the stages that read them by pieces take those
+//! with `stride_rows` ([`super::commit`]). A trace is made into its
+//! coefficients in place (`intt_in_place`): they are never on the device
+//! together.
 //!
 //! Under a budget with no room for a whole coset beside the coefficients,
 //! each coset is rebuilt in 2^log_split pieces: piece j of 2^L is the LDE's
@@ -22,7 +24,8 @@
 //! - the tree is built on the host from the cosets' leaf digests,
 //!   interleaved back into row order;
 //! - composition and DEEP already run coset by coset when a table is not
-//!   kept ([`super::tables`]);
+//!   kept, their outputs put back in row order by `interleave`
+//!   ([`super::tables`]);
 //! - an opening takes the row's values from its rebuilt coset and the
 //!   path from the host tree;
 //! - out of the domain, the LDE's polynomial is the trace's.
