@@ -334,6 +334,10 @@ impl NttOps for WgpuBackend {
         self.transform(ctx, evals, true)
     }
 
+    fn intt_in_place(&self, ctx: &Ctx, evals: &WgpuMatrix) -> Result<WgpuMatrix> {
+        self.transform_in_place(ctx, evals)
+    }
+
     fn coset_lde(&self, ctx: &Ctx, evals: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
         self.lde(ctx, evals, log_blowup, shift)
     }

@@ -14,6 +14,7 @@ use backend_api::{validate, BackendError, Coset, Ctx, Result, Stage, F};
 use std::sync::{Arc, Mutex};
 
 const TAIL: &str = include_str!("shaders/tail.wgsl");
+const BITREV: &str = include_str!("shaders/bitrev.wgsl");
 const FOLD_COEFFS: &str = include_str!("shaders/fold_coeffs.wgsl");
 
 /// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
@@ -81,6 +82,8 @@ pub(crate) fn plan(from: u32, to: u32, tile_log: u32, lanes_first: bool) -> Vec<
 pub(crate) enum Load<'a> {
     /// Bit-reversed gather of a whole column (every level runs).
     Gather { src: &'a wgpu::Buffer, base: u64, stride: u64 },
+    /// The destination itself, already in bit-reversed order.
+    InPlace,
     /// Coefficients of a 2^log_src polynomial, times `scale` (and shift^k
     /// from `twist` tables with `lo_bits` low bits); the levels below
     /// log_n - log_src are skipped.
@@ -126,7 +129,7 @@ impl WgpuBackend {
         }
         let k = self.ntt_kernel(stage, ctx)?;
         let from = match r.load {
-            Load::Gather { .. } => 0,
+            Load::Gather { .. } | Load::InPlace => 0,
             Load::Expand { log_src, .. } => r.log_n - log_src,
         };
         let gather = matches!(r.load, Load::Gather { .. });
@@ -223,6 +226,43 @@ impl WgpuBackend {
         }
         job.submit()?;
         Ok(out)
+    }
+
+    /// `NttOps::intt_in_place`: each column permuted to bit-reversed order
+    /// in place, then the inverse passes over it. Nothing is allocated but
+    /// twiddles; a submission that fails after recording loses the values,
+    /// so its decline becomes a `Device` error.
+    pub(crate) fn transform_in_place(&self, ctx: &Ctx, m: &WgpuMatrix) -> Result<WgpuMatrix> {
+        let stage = Stage::InverseNtt;
+        let log_n = validate::ntt(stage, m)?;
+        let tw = self.twiddles(stage, ctx, log_n)?;
+        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, BITREV, 1), &[true])?;
+        let n = m.height as u64;
+        let scale = F::new(n).inverse();
+        let mut job = self.dev.job(stage, ctx);
+        for (buf, _, cols) in m.pieces() {
+            let groups = crate::device::groups_for(n * cols as u64);
+            job.dispatch(&k, &[buf], &[0, log_n, cols as u32, 0], groups)?;
+            let r = Run {
+                log_n,
+                cols,
+                load: Load::InPlace,
+                dst: buf,
+                dst_base: 0,
+                inverse_roots: true,
+                store_scale: scale,
+            };
+            self.record(&mut job, stage, ctx, &tw, &r)?;
+        }
+        job.submit().map_err(|e| match e {
+            BackendError::DeviceDecline { .. } => BackendError::Device {
+                stage,
+                table: ctx.table.to_string(),
+                message: format!("an in-place transform was interrupted and its input is lost: {e}"),
+            },
+            e => e,
+        })?;
+        Ok(m.clone())
     }
 
     /// shift^k for k < 2^log_n as two tables (k's low and high bits), with
