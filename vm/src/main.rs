@@ -661,10 +661,7 @@ impl Report<'_, '_> {
             stark::Residency::Recompute { log_split, .. } => {
                 let split =
                     if log_split > 0 { format!(", each coset in {} pieces", 1u32 << log_split) } else { String::new() };
-                format!(
-                    "memory    LDEs {}{split} ({moved:.2} GiB of outputs moved between host and device)",
-                    which("recomputed")
-                )
+                format!("memory    LDEs {}{split} ({moved:.2} GiB moved between host and device)", which("recomputed"))
             }
             stark::Residency::Spill { chunk_bytes, .. } => {
                 let which = which("spilled");
