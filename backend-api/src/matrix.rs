@@ -36,10 +36,7 @@ impl ColMatrix {
     /// (the height a power of two): see `BackendBase::stride_rows`.
     pub fn stride_rows(&self, first: usize, log_stride: u32) -> ColMatrix {
         let (h, mask) = (self.height >> log_stride, self.height.wrapping_sub(1));
-        let mut data = Vec::with_capacity(h * self.width);
-        for c in self.columns() {
-            data.extend((0..h).map(|k| c[(first + (k << log_stride)) & mask]));
-        }
+        let data = gather(h * self.width, |at| self.column(at / h)[(first + ((at % h) << log_stride)) & mask]);
         ColMatrix::new(self.width, h, data)
     }
 
@@ -48,11 +45,9 @@ impl ColMatrix {
     pub fn interleave(pieces: &[ColMatrix]) -> ColMatrix {
         let count = pieces.len();
         let (h, w) = pieces.first().map_or((0, 0), |p| (p.height, p.width));
-        let mut data = Vec::with_capacity(h * count * w);
-        for c in 0..w {
-            data.extend((0..h * count).map(|r| pieces[r % count].column(c)[r / count]));
-        }
-        ColMatrix::new(w, h * count, data)
+        let rows = h * count;
+        let data = gather(rows * w, |at| pieces[(at % rows) % count].column(at / rows)[(at % rows) / count]);
+        ColMatrix::new(w, rows, data)
     }
 
     pub fn zeros(width: usize, height: usize) -> ColMatrix {
@@ -143,4 +138,18 @@ impl ColMatrix {
     pub fn ext_column(&self, k: usize) -> Vec<Ext> {
         (0..self.height).map(|r| self.get_ext(r, k)).collect()
     }
+}
+
+/// `len` elements, element i being `at(i)`, filled in parallel chunks (a
+/// narrow matrix of many rows still spreads over every core).
+fn gather(len: usize, at: impl Fn(usize) -> F + Sync) -> Vec<F> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 15;
+    let mut data = vec![F::ZERO; len];
+    data.par_chunks_mut(CHUNK).enumerate().for_each(|(g, out)| {
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = at(g * CHUNK + i);
+        }
+    });
+    data
 }

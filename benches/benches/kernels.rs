@@ -52,6 +52,24 @@ fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
     bench(&mut g, "coset lde 2^16 x 64 blowup 4", lde_bytes, &mut || {
         drop(b.coset_lde(&ctx, &m, LOG_BLOWUP, GENERATOR).unwrap())
     });
+    // What a recomputed table rebuilds its pieces with (`m` stands in for
+    // coefficients), and how pieces are taken and put back.
+    bench(&mut g, "upload + intt_in_place 2^16 x 64", bytes, &mut || {
+        drop(b.intt_in_place(&ctx, &b.upload(&ctx, &host).unwrap()).unwrap())
+    });
+    bench(&mut g, "coset ntt 2^16 x 64 blowup 4", lde_bytes, &mut || {
+        drop(b.coset_ntt(&ctx, &m, LOG_BLOWUP, GENERATOR).unwrap())
+    });
+    let c = rng.next_felt();
+    bench(&mut g, "fold_coeffs 2^16 x 64 by 8", bytes, &mut || drop(b.fold_coeffs(&ctx, &m, 3, c).unwrap()));
+    let weights: Vec<Ext> = (0..WIDTH).map(|_| ext(&mut rng)).collect();
+    bench(&mut g, "combine_columns 2^16 x 64", bytes, &mut || drop(b.combine_columns(&ctx, &m, &weights).unwrap()));
+    bench(&mut g, "stride_rows 2^18 x 64, 1 of 8", lde_bytes >> 3, &mut || {
+        drop(b.stride_rows(&ctx, &lde, 5, 3).unwrap())
+    });
+    let pieces: Vec<B::Matrix> = (0..8).map(|j| b.stride_rows(&ctx, &lde, j, 3).unwrap()).collect();
+    let pieces: Vec<&B::Matrix> = pieces.iter().collect();
+    bench(&mut g, "interleave 8 x 2^15 x 64", lde_bytes, &mut || drop(b.interleave(&ctx, &pieces).unwrap()));
     for hash in HashKind::ALL {
         bench(&mut g, &format!("merkle {hash} 2^18 x 64"), lde_bytes, &mut || {
             drop(b.commit(&ctx, &lde, hash).unwrap())
@@ -62,6 +80,10 @@ fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
     bench(&mut g, "open 44 rows of 2^18 x 64", 44 * WIDTH * 8, &mut || {
         drop(b.open(&ctx, &lde, &tree, &queries).unwrap())
     });
+    bench(&mut g, "leaf digests blake3 2^18 x 64", lde_bytes, &mut || {
+        drop(b.leaf_digests(&ctx, &lde, HashKind::Blake3).unwrap())
+    });
+    bench(&mut g, "rows 44 of 2^18 x 64", 44 * WIDTH * 8, &mut || drop(b.rows(&ctx, &lde, &queries).unwrap()));
 
     // The cubic AIR's constraints over the LDE: the composition of the
     // Plonky3 comparison.
