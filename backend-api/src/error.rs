@@ -122,6 +122,20 @@ impl BackendError {
         BackendError::HostAlloc { stage, table: table.to_string(), requested_bytes }
     }
 
+    /// This failure, met by an operation that writes over its input after
+    /// that input is partly overwritten: a decline there is a `Device`
+    /// error, since nothing may recompute from the lost values.
+    pub fn input_lost(self, stage: Stage, table: &str) -> BackendError {
+        match self {
+            BackendError::DeviceDecline { .. } => BackendError::Device {
+                stage,
+                table: table.to_string(),
+                message: format!("an in-place transform was interrupted and its input is lost: {self}"),
+            },
+            e => e,
+        }
+    }
+
     /// Whether this is a device decline, which recovery may absorb.
     pub fn is_decline(&self) -> bool {
         matches!(self, BackendError::DeviceDecline { .. })

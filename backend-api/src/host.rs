@@ -20,6 +20,19 @@ impl AllocFailed {
     }
 }
 
+/// Sets `out[i] = at(i)` for every i, in parallel chunks of rows rather
+/// than whole columns: a gather from a narrow matrix of many rows (a
+/// quotient has 3 columns) still spreads over every core.
+pub fn fill_with<T: Send>(out: &mut [T], at: impl Fn(usize) -> T + Sync) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 15;
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(g, o)| {
+        for (i, v) in o.iter_mut().enumerate() {
+            *v = at(g * CHUNK + i);
+        }
+    });
+}
+
 /// A zeroed buffer of `len` elements from the allocator's zeroed path
 /// (calloc: large requests are fresh mmap pages, already zero), so the
 /// zeros are not written by one thread before the parallel kernels write

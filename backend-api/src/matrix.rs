@@ -140,16 +140,9 @@ impl ColMatrix {
     }
 }
 
-/// `len` elements, element i being `at(i)`, filled in parallel chunks (a
-/// narrow matrix of many rows still spreads over every core).
+/// `len` elements, element i being `at(i)`.
 fn gather(len: usize, at: impl Fn(usize) -> F + Sync) -> Vec<F> {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 15;
     let mut data = vec![F::ZERO; len];
-    data.par_chunks_mut(CHUNK).enumerate().for_each(|(g, out)| {
-        for (i, v) in out.iter_mut().enumerate() {
-            *v = at(g * CHUNK + i);
-        }
-    });
+    crate::host::fill_with(&mut data, at);
     data
 }

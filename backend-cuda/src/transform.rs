@@ -5,7 +5,7 @@ use crate::ntt::{self, Load, Touches, Twiddles};
 use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
-use backend_api::{validate, BackendError, Ctx, NttOps, Result, Stage, F};
+use backend_api::{validate, Ctx, NttOps, Result, Stage, F};
 use std::sync::Arc;
 
 impl CudaBackend {
@@ -51,12 +51,12 @@ impl NttOps for CudaBackend {
             let grid = (Self::grid(n as u64, 256).0, nc as u32, 1);
             let launched = s.launch(permute, grid, 256, 0, &args, &[buf]);
             // The first launch declines before it writes; later ones do not.
-            launched.map_err(|e| if c0 == 0 { e } else { values_lost(stage, ctx, e) })?;
+            launched.map_err(|e| if c0 == 0 { e } else { e.input_lost(stage, ctx.table) })?;
         }
         let scale = F::new(n as u64).inverse().expect("non-zero");
         let (load, touches) = (Load::plain(buf.ptr, n as u64), Touches(&[buf]));
         ntt::run(&mut s, touches, &tw, true, false, log_n, 0, log_n, w, load, buf.ptr, n as u64, scale)
-            .map_err(|e| values_lost(stage, ctx, e))?;
+            .map_err(|e| e.input_lost(stage, ctx.table))?;
         Ok(Self::matrix(buf.clone(), n, w))
     }
 
@@ -164,18 +164,5 @@ impl CudaBackend {
         let touches = Touches(&[coeffs, &lo_b, &hi_b, &out]);
         ntt::run(s, touches, tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
         Ok(Self::matrix(out, big, w))
-    }
-}
-
-/// A failure of an in-place transform after its first write: the input's
-/// values are gone, so nothing may recompute from them.
-fn values_lost(stage: Stage, ctx: &Ctx, e: BackendError) -> BackendError {
-    match e {
-        BackendError::DeviceDecline { .. } => BackendError::Device {
-            stage,
-            table: ctx.table.to_string(),
-            message: format!("an in-place transform was interrupted and its input is lost: {e}"),
-        },
-        e => e,
     }
 }

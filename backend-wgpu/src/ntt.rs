@@ -254,14 +254,7 @@ impl WgpuBackend {
             };
             self.record(&mut job, stage, ctx, &tw, &r)?;
         }
-        job.submit().map_err(|e| match e {
-            BackendError::DeviceDecline { .. } => BackendError::Device {
-                stage,
-                table: ctx.table.to_string(),
-                message: format!("an in-place transform was interrupted and its input is lost: {e}"),
-            },
-            e => e,
-        })?;
+        job.submit().map_err(|e| e.input_lost(stage, ctx.table))?;
         Ok(m.clone())
     }
 

@@ -13,7 +13,7 @@
 //!   coset, so both stages are the same operation on a domain of blowup 1,
 //!   and their outputs interleave back into the whole domain.
 
-use backend_api::host::try_zeroed;
+use backend_api::host::{fill_with, try_zeroed};
 use backend_api::memory::{self, DeviceSet, TableDims};
 use backend_api::{Backend, ColMatrix, Ctx, Result, Stage, F};
 use rayon::prelude::*;
@@ -316,9 +316,6 @@ pub(crate) fn row_block(ctx: &Ctx, blocks: &[ColMatrix], r0: usize, r1: usize) -
     Ok(ColMatrix::new(out.len() / rows.max(1), rows, out))
 }
 
-/// Elements a task of the host gathers below.
-const GATHER: usize = 1 << 15;
-
 /// Rows j, j + 2^log_cosets, j + 2 * 2^log_cosets, ... of the matrix
 /// `blocks` hold: its values on coset j of the trace domain.
 pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: u32) -> Result<ColMatrix> {
@@ -327,15 +324,8 @@ pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: 
     let n = height >> log_cosets;
     let mut out = buffer(ctx, n * cols.len())?;
     // Past the last coset, rows wrap: coset j + 2^log_cosets is coset j
-    // one row on (a piece's next rows). Chunks of rows, not whole columns,
-    // run in parallel: a quotient has 3 columns.
-    out.par_chunks_mut(GATHER).enumerate().for_each(|(g, o)| {
-        for (i, v) in o.iter_mut().enumerate() {
-            let at = g * GATHER + i;
-            let k = at % n;
-            *v = cols[at / n][(j + (k << log_cosets)) & (height - 1)];
-        }
-    });
+    // one row on (a piece's next rows).
+    fill_with(&mut out, |at| cols[at / n][(j + ((at % n) << log_cosets)) & (height - 1)]);
     Ok(ColMatrix::new(out.len() / n.max(1), n, out))
 }
 
