@@ -58,32 +58,41 @@ mod avx512 {
         _mm512_mask_sub_epi64(d, borrow, d, splat(EPSILON))
     }
 
+    /// The high 32 bits of each lane moved down (the low ones copied up):
+    /// a shuffle, so it leaves the shift port to the multiplications.
+    #[inline(always)]
+    unsafe fn high_halves(a: __m512i) -> __m512i {
+        _mm512_castps_si512(_mm512_movehdup_ps(_mm512_castsi512_ps(a)))
+    }
+
     /// a * b, canonical: the 128-bit product from four 32 x 32 products,
     /// reduced as `F::reduce128` does.
     #[inline(always)]
     pub(super) unsafe fn mul(a: __m512i, b: __m512i) -> __m512i {
-        let lo32 = splat(EPSILON);
-        let a_hi = _mm512_srli_epi64::<32>(a);
-        let b_hi = _mm512_srli_epi64::<32>(b);
+        let eps = splat(EPSILON);
+        let (a_hi, b_hi) = (high_halves(a), high_halves(b));
         let ll = _mm512_mul_epu32(a, b);
         let lh = _mm512_mul_epu32(a, b_hi);
         let hl = _mm512_mul_epu32(a_hi, b);
         let hh = _mm512_mul_epu32(a_hi, b_hi);
         // None of these sums overflow 64 bits.
-        let mid = _mm512_add_epi64(lh, _mm512_srli_epi64::<32>(ll));
-        let mid2 = _mm512_add_epi64(hl, _mm512_and_si512(mid, lo32));
-        let lo = _mm512_or_si512(_mm512_slli_epi64::<32>(mid2), _mm512_and_si512(ll, lo32));
-        let hi = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64::<32>(mid)), _mm512_srli_epi64::<32>(mid2));
-        // 2^96 = -1 and 2^64 = EPSILON (mod p).
+        let t0 = _mm512_add_epi64(hl, _mm512_srli_epi64::<32>(ll));
+        let t1 = _mm512_add_epi64(lh, _mm512_and_si512(t0, eps));
+        let hi = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64::<32>(t0)), _mm512_srli_epi64::<32>(t1));
+        // Low word: ll's low half below t1's low half (copied up by a
+        // shuffle, not a shift).
+        let t1_up = _mm512_castps_si512(_mm512_moveldup_ps(_mm512_castsi512_ps(t1)));
+        let lo = _mm512_mask_blend_epi32(0x5555, t1_up, ll);
+        // 2^96 = -1 and 2^64 = EPSILON (mod p): lo - hi_hi + hi_lo EPSILON.
         let hi_hi = _mm512_srli_epi64::<32>(hi);
-        let hi_lo = _mm512_and_si512(hi, lo32);
-        let t0 = _mm512_sub_epi64(lo, hi_hi);
         let borrow = _mm512_cmplt_epu64_mask(lo, hi_hi);
-        let t0 = _mm512_mask_sub_epi64(t0, borrow, t0, lo32);
-        let t1 = _mm512_sub_epi64(_mm512_slli_epi64::<32>(hi_lo), hi_lo);
-        let r = _mm512_add_epi64(t0, t1);
-        let carry = _mm512_cmplt_epu64_mask(r, t1);
-        let r = _mm512_mask_add_epi64(r, carry, r, lo32);
+        let r0 = _mm512_sub_epi64(lo, hi_hi);
+        let r0 = _mm512_mask_sub_epi64(r0, borrow, r0, eps);
+        // mul_epu32 reads hi's low half only.
+        let t = _mm512_mul_epu32(hi, eps);
+        let r = _mm512_add_epi64(r0, t);
+        let carry = _mm512_cmplt_epu64_mask(r, t);
+        let r = _mm512_mask_add_epi64(r, carry, r, eps);
         let big = _mm512_cmpge_epu64_mask(r, splat(P));
         _mm512_mask_sub_epi64(r, big, r, splat(P))
     }
