@@ -75,7 +75,12 @@ impl FriOps for CudaBackend {
             HashKind::Blake3 => "grind_blake3",
             HashKind::Keccak256 => "grind_keccak",
         };
-        let batch: u64 = 1 << 26;
+        // The first batch is four times the expected tries (a hit with
+        // probability 1 - e^-4) and at least a device's worth of threads;
+        // each miss quadruples it. A batch sized for the hardest searches
+        // would make a 16-bit search hash 2^26 nonces where 2^16 suffice.
+        let max_batch: u64 = 1 << 26;
+        let mut batch: u64 = (1u64 << (bits + 2).min(26)).max(1 << 18);
         let threads = 256;
         let mut start = 0u64;
         loop {
@@ -86,6 +91,7 @@ impl FriOps for CudaBackend {
                 return Ok(b[0]);
             }
             start = start.checked_add(batch).ok_or_else(|| dev.err(stage, ctx, "nonce space exhausted"))?;
+            batch = (batch * 4).min(max_batch);
         }
     }
 }
