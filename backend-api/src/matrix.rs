@@ -36,7 +36,12 @@ impl ColMatrix {
     /// (the height a power of two): see `BackendBase::stride_rows`.
     pub fn stride_rows(&self, first: usize, log_stride: u32) -> ColMatrix {
         let (h, mask) = (self.height >> log_stride, self.height.wrapping_sub(1));
-        let data = gather(h * self.width, |at| self.column(at / h)[(first + ((at % h) << log_stride)) & mask]);
+        let data = gather_columns(self.width, h, |c, r0, out| {
+            let src = self.column(c);
+            for (r, v) in (r0..).zip(out) {
+                *v = src[(first + (r << log_stride)) & mask];
+            }
+        });
         ColMatrix::new(self.width, h, data)
     }
 
@@ -46,7 +51,18 @@ impl ColMatrix {
         let count = pieces.len();
         let (h, w) = pieces.first().map_or((0, 0), |p| (p.height, p.width));
         let rows = h * count;
-        let data = gather(rows * w, |at| pieces[(at % rows) % count].column(at / rows)[(at % rows) / count]);
+        let data = gather_columns(w, rows, |c, r0, out| {
+            let cols: Vec<&[F]> = pieces.iter().map(|p| p.column(c)).collect();
+            // Output row r is row r / count of piece r % count.
+            let (mut k, mut j) = (r0 / count, r0 % count);
+            for v in out {
+                *v = cols[j][k];
+                j += 1;
+                if j == count {
+                    (j, k) = (0, k + 1);
+                }
+            }
+        });
         ColMatrix::new(w, rows, data)
     }
 
@@ -140,9 +156,69 @@ impl ColMatrix {
     }
 }
 
-/// `len` elements, element i being `at(i)`.
-fn gather(len: usize, at: impl Fn(usize) -> F + Sync) -> Vec<F> {
-    let mut data = vec![F::ZERO; len];
-    crate::host::fill_with(&mut data, at);
+/// A `width` x `height` column-major buffer filled in parallel, a block of
+/// rows of one column at a time: `fill(c, r0, out)` writes rows r0.. of
+/// column c (`out.len()` of them). Position arithmetic stays out of the
+/// per-element loop, and the pages are first touched by the threads that
+/// fill them.
+fn gather_columns(width: usize, height: usize, fill: impl Fn(usize, usize, &mut [F]) + Sync) -> Vec<F> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 15;
+    let len = width * height;
+    // Where the zeroed allocation fails, `vec!` fails too (an abort, as
+    // for any infallible host matrix).
+    let mut data = crate::host::try_zeroed(len).unwrap_or_else(|_| vec![F::ZERO; len]);
+    if height > 0 {
+        data.par_chunks_mut(height).enumerate().for_each(|(c, col)| {
+            col.par_chunks_mut(BLOCK).enumerate().for_each(|(b, out)| fill(c, b * BLOCK, out));
+        });
+    }
     data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(width: usize, height: usize, seed: u64) -> ColMatrix {
+        let data = (0..(width * height) as u64).map(|i| F::new(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed)).collect();
+        ColMatrix::new(width, height, data)
+    }
+
+    #[test]
+    fn stride_rows_takes_every_stride_th_row_and_wraps() {
+        // 2^16 rows: the 2^15-row fill blocks split each output column.
+        let m = numbered(3, 1 << 16, 5);
+        for (first, log_stride) in [(0, 0), (1, 0), (3, 1), (7, 2), ((1 << 16) + 2, 1)] {
+            let s = m.stride_rows(first, log_stride);
+            assert_eq!((s.width(), s.height()), (3, (1 << 16) >> log_stride));
+            for c in 0..3 {
+                for k in [0, 1, 12_345, s.height() - 1] {
+                    let want = m.get((first + (k << log_stride)) % m.height(), c);
+                    assert_eq!(s.get(k, c), want, "first {first} stride 2^{log_stride} row {k} col {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interleave_puts_row_k_of_piece_j_at_j_plus_count_k() {
+        // Three pieces of 2^14 rows: 49152 output rows, so a fill block
+        // starts in the middle of a group of three.
+        let pieces: Vec<ColMatrix> = (0..3).map(|j| numbered(2, 1 << 14, j)).collect();
+        let all = ColMatrix::interleave(&pieces);
+        assert_eq!((all.width(), all.height()), (2, 3 << 14));
+        for c in 0..2 {
+            for r in 0..all.height() {
+                assert_eq!(all.get(r, c), pieces[r % 3].get(r / 3, c), "row {r} col {c}");
+            }
+        }
+        // Taking every third row back gives each piece.
+        let four: Vec<ColMatrix> = (0..4).map(|j| numbered(2, 1 << 13, 10 + j)).collect();
+        let all = ColMatrix::interleave(&four);
+        for (j, p) in four.iter().enumerate() {
+            assert_eq!(&all.stride_rows(j, 2), p);
+        }
+        assert_eq!(ColMatrix::interleave(&[]).height(), 0);
+    }
 }
