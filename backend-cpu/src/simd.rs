@@ -58,8 +58,9 @@ mod avx512 {
         _mm512_mask_sub_epi64(d, borrow, d, splat(EPSILON))
     }
 
-    /// The high 32 bits of each lane moved down (the low ones copied up):
-    /// a shuffle, so it leaves the shift port to the multiplications.
+    /// Each lane's high 32 bits copied into its low half (all that
+    /// mul_epu32 reads): a shuffle, so it leaves the shift port to the
+    /// multiplications.
     #[inline(always)]
     unsafe fn high_halves(a: __m512i) -> __m512i {
         _mm512_castps_si512(_mm512_movehdup_ps(_mm512_castsi512_ps(a)))
