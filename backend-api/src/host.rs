@@ -20,16 +20,20 @@ impl AllocFailed {
     }
 }
 
-/// Sets `out[i] = at(i)` for every i, in parallel chunks of rows rather
-/// than whole columns: a gather from a narrow matrix of many rows (a
-/// quotient has 3 columns) still spreads over every core.
-pub fn fill_with<T: Send>(out: &mut [T], at: impl Fn(usize) -> T + Sync) {
+/// Fills a column-major buffer of columns `height` long in parallel, a
+/// block of rows of one column a task: `fill(c, r0, block)` writes rows
+/// r0.. of column c (`block.len()` of them). Blocks, not whole columns,
+/// so a gather into a narrow matrix of many rows (a quotient has 3
+/// columns) still spreads over every core, and position arithmetic stays
+/// out of the per-element loop.
+pub fn fill_columns<T: Send>(out: &mut [T], height: usize, fill: impl Fn(usize, usize, &mut [T]) + Sync) {
     use rayon::prelude::*;
-    const CHUNK: usize = 1 << 15;
-    out.par_chunks_mut(CHUNK).enumerate().for_each(|(g, o)| {
-        for (i, v) in o.iter_mut().enumerate() {
-            *v = at(g * CHUNK + i);
-        }
+    const BLOCK: usize = 1 << 15;
+    if height == 0 {
+        return;
+    }
+    out.par_chunks_mut(height).enumerate().for_each(|(c, col)| {
+        col.par_chunks_mut(BLOCK).enumerate().for_each(|(b, block)| fill(c, b * BLOCK, block));
     });
 }
 

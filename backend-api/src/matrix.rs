@@ -156,23 +156,15 @@ impl ColMatrix {
     }
 }
 
-/// A `width` x `height` column-major buffer filled in parallel, a block of
-/// rows of one column at a time: `fill(c, r0, out)` writes rows r0.. of
-/// column c (`out.len()` of them). Position arithmetic stays out of the
-/// per-element loop, and the pages are first touched by the threads that
-/// fill them.
+/// A `width` x `height` column-major buffer, filled by
+/// `host::fill_columns` on a zeroed allocation (its pages first touched
+/// by the filling threads).
 fn gather_columns(width: usize, height: usize, fill: impl Fn(usize, usize, &mut [F]) + Sync) -> Vec<F> {
-    use rayon::prelude::*;
-    const BLOCK: usize = 1 << 15;
     let len = width * height;
     // Where the zeroed allocation fails, `vec!` fails too (an abort, as
     // for any infallible host matrix).
     let mut data = crate::host::try_zeroed(len).unwrap_or_else(|_| vec![F::ZERO; len]);
-    if height > 0 {
-        data.par_chunks_mut(height).enumerate().for_each(|(c, col)| {
-            col.par_chunks_mut(BLOCK).enumerate().for_each(|(b, out)| fill(c, b * BLOCK, out));
-        });
-    }
+    crate::host::fill_columns(&mut data, height, fill);
     data
 }
 

@@ -13,7 +13,7 @@
 //!   coset, so both stages are the same operation on a domain of blowup 1,
 //!   and their outputs interleave back into the whole domain.
 
-use backend_api::host::{fill_with, try_zeroed};
+use backend_api::host::{fill_columns, try_zeroed};
 use backend_api::memory::{self, DeviceSet, TableDims};
 use backend_api::{Backend, ColMatrix, Ctx, Result, Stage, F};
 use rayon::prelude::*;
@@ -325,7 +325,12 @@ pub(crate) fn coset_rows(ctx: &Ctx, blocks: &[ColMatrix], j: usize, log_cosets: 
     let mut out = buffer(ctx, n * cols.len())?;
     // Past the last coset, rows wrap: coset j + 2^log_cosets is coset j
     // one row on (a piece's next rows).
-    fill_with(&mut out, |at| cols[at / n][(j + ((at % n) << log_cosets)) & (height - 1)]);
+    fill_columns(&mut out, n, |c, r0, block| {
+        let col = cols[c];
+        for (r, v) in (r0..).zip(block) {
+            *v = col[(j + (r << log_cosets)) & (height - 1)];
+        }
+    });
     Ok(ColMatrix::new(out.len() / n.max(1), n, out))
 }
 
