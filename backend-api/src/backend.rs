@@ -63,6 +63,17 @@ pub trait DeviceMatrix: Send + Sync {
     fn width(&self) -> usize;
 }
 
+/// A host matrix has the same shape checks as a backend's (an upload's
+/// argument is validated like the matrix it becomes).
+impl DeviceMatrix for ColMatrix {
+    fn height(&self) -> usize {
+        ColMatrix::height(self)
+    }
+    fn width(&self) -> usize {
+        ColMatrix::width(self)
+    }
+}
+
 /// A Merkle tree held by a backend.
 pub trait DeviceTree: Send + Sync {
     /// The root on the host. A device backend may still be computing it
@@ -271,6 +282,22 @@ pub trait NttOps: BackendBase {
     /// Evaluations on the subgroup of size n to evaluations on
     /// `shift * H_(n << log_blowup)`.
     fn coset_lde(&self, ctx: &Ctx, evals: &Self::Matrix, log_blowup: u32, shift: F) -> Result<Self::Matrix>;
+    /// `upload` of host evaluations and `coset_lde` of them in one call:
+    /// the matrix uploaded and its extension. A device backend may overlap
+    /// the transfer with the transform (extending blocks of columns as
+    /// they land). By default, one after the other.
+    fn upload_coset_lde(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+    ) -> Result<(Self::Matrix, Self::Matrix)> {
+        crate::validate::coset_lde(evals, log_blowup, shift)?;
+        let m = self.upload(ctx, evals)?;
+        let lde = self.coset_lde(ctx, &m, log_blowup, shift)?;
+        Ok((m, lde))
+    }
     /// Coefficients (natural order, n per column) to evaluations on
     /// `shift * H_(n << log_blowup)`: the second half of `coset_lde`, for
     /// a caller that keeps the coefficients and evaluates them many times.

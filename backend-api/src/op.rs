@@ -37,6 +37,7 @@ pub enum Op<'a, M, T> {
     Intt(M),
     InttInPlace(M),
     CosetLde { m: M, log_blowup: u32, shift: F },
+    UploadCosetLde { m: Cow<'a, ColMatrix>, log_blowup: u32, shift: F },
     CosetNtt { m: M, log_blowup: u32, shift: F },
     FoldCoeffs { m: M, log_fold: u32, c: F },
     StrideRows { m: M, first: usize, log_stride: u32 },
@@ -100,6 +101,8 @@ pub enum Out<M, T> {
     Rows(Vec<Vec<F>>),
     /// logup_aux: the auxiliary trace and its final sum.
     LogUp(M, Ext),
+    /// upload_coset_lde: the matrix uploaded and its extension.
+    Extended(M, M),
     /// evaluate_at.
     Values(Vec<Vec<Ext>>),
     /// grind.
@@ -223,6 +226,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Ntt(_) => Stage::Ntt,
             Op::Intt(_) | Op::InttInPlace(_) => Stage::InverseNtt,
             Op::CosetLde { .. }
+            | Op::UploadCosetLde { .. }
             | Op::CosetNtt { .. }
             | Op::FoldCoeffs { .. }
             | Op::StrideRows { .. }
@@ -248,6 +252,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Intt(_) => "intt",
             Op::InttInPlace(_) => "intt_in_place",
             Op::CosetLde { .. } => "coset_lde",
+            Op::UploadCosetLde { .. } => "upload_coset_lde",
             Op::CosetNtt { .. } => "coset_ntt",
             Op::FoldCoeffs { .. } => "fold_coeffs",
             Op::StrideRows { .. } => "stride_rows",
@@ -270,7 +275,7 @@ impl<'a, M, T> Op<'a, M, T> {
     /// Every input matrix, in argument order.
     pub fn matrices(&self) -> Vec<&M> {
         match self {
-            Op::Upload(_) | Op::Grind { .. } => vec![],
+            Op::Upload(_) | Op::UploadCosetLde { .. } | Op::Grind { .. } => vec![],
             Op::Download(m) | Op::Ntt(m) | Op::Intt(m) | Op::InttInPlace(m) => vec![m],
             Op::Reshape { m, .. }
             | Op::CosetLde { m, .. }
@@ -322,6 +327,9 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::InttInPlace(m) => Op::InttInPlace(fm(m)?),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
+            Op::UploadCosetLde { m, log_blowup, shift } => {
+                Op::UploadCosetLde { m: Cow::Borrowed(&**m), log_blowup: *log_blowup, shift: *shift }
+            }
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m: fm(m)?, log_fold: *log_fold, c: *c },
             Op::StrideRows { m, first, log_stride } => {
                 Op::StrideRows { m: fm(m)?, first: *first, log_stride: *log_stride }
@@ -407,6 +415,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::InttInPlace(m) => Op::InttInPlace(m),
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
+            Op::UploadCosetLde { m, log_blowup, shift } => Op::UploadCosetLde { m: own(m), log_blowup, shift },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m, log_fold, c },
             Op::StrideRows { m, first, log_stride } => Op::StrideRows { m, first, log_stride },
             Op::Interleave { pieces } => Op::Interleave { pieces },
@@ -475,6 +484,10 @@ impl<M, T> Op<'_, M, T> {
             Op::InttInPlace(m) => Out::Matrix(b.intt_in_place(ctx, m.borrow())?),
             Op::CosetLde { m, log_blowup, shift } => Out::Matrix(b.coset_lde(ctx, m.borrow(), *log_blowup, *shift)?),
             Op::CosetNtt { m, log_blowup, shift } => Out::Matrix(b.coset_ntt(ctx, m.borrow(), *log_blowup, *shift)?),
+            Op::UploadCosetLde { m, log_blowup, shift } => {
+                let (m, lde) = b.upload_coset_lde(ctx, m, *log_blowup, *shift)?;
+                Out::Extended(m, lde)
+            }
             Op::FoldCoeffs { m, log_fold, c } => Out::Matrix(b.fold_coeffs(ctx, m.borrow(), *log_fold, *c)?),
             Op::StrideRows { m, first, log_stride } => {
                 Out::Matrix(b.stride_rows(ctx, m.borrow(), *first, *log_stride)?)
@@ -523,6 +536,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::CosetLde { m, log_blowup, shift } | Op::CosetNtt { m, log_blowup, shift } => {
                 validate::coset_lde(m, *log_blowup, *shift).map(drop)
             }
+            Op::UploadCosetLde { m, log_blowup, shift } => validate::coset_lde(&**m, *log_blowup, *shift).map(drop),
             Op::FoldCoeffs { m, log_fold, .. } => validate::fold_coeffs(m, *log_fold),
             Op::StrideRows { m, log_stride, .. } => validate::stride_rows(m, *log_stride),
             Op::Interleave { pieces } => validate::interleave(&pieces.iter().collect::<Vec<_>>()),
@@ -561,6 +575,10 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Ntt(_) | Op::Intt(_) | Op::InttInPlace(_) => 2 * inputs,
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => {
                 inputs + 2 * matrix_bytes((m.height() as u64) << (*log_blowup).min(16), m.width() as u64)
+            }
+            Op::UploadCosetLde { m, log_blowup, .. } => {
+                let (h, w) = (m.height() as u64, m.width() as u64);
+                matrix_bytes(h, w) + 2 * matrix_bytes(h << (*log_blowup).min(16), w)
             }
             Op::FoldCoeffs { m, log_fold, .. } => {
                 inputs + matrix_bytes((m.height() >> (*log_fold).min(63)) as u64, m.width() as u64)
@@ -606,6 +624,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 TableDims::matrix(log(rows), 0, pieces.first().map_or(0, |p| p.width()))
             }
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
+            Op::UploadCosetLde { m, log_blowup, .. } => TableDims::matrix(log(m.height()), *log_blowup, m.width()),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
             Op::CombineColumns { m, .. } => one(m, 0),
@@ -666,13 +685,14 @@ impl<M, T> Out<M, T> {
             Out::Digests(_) => "leaf digests",
             Out::Rows(_) => "rows",
             Out::LogUp(..) => "an auxiliary trace",
+            Out::Extended(..) => "a matrix and its extension",
             Out::Values(_) => "values",
             Out::Nonce(_) => "a nonce",
         }
     }
 
     /// The same result over other handles.
-    pub fn map<N, U>(self, fm: impl FnOnce(M) -> N, ft: impl FnOnce(T) -> U) -> Out<N, U> {
+    pub fn map<N, U>(self, mut fm: impl FnMut(M) -> N, ft: impl FnOnce(T) -> U) -> Out<N, U> {
         let done: std::result::Result<_, std::convert::Infallible> = self.try_map(|m| Ok(fm(m)), |t| Ok(ft(t)));
         match done {
             Ok(out) => out,
@@ -683,7 +703,7 @@ impl<M, T> Out<M, T> {
     /// [`Out::map`] with mappings that may fail.
     pub fn try_map<N, U, E>(
         self,
-        fm: impl FnOnce(M) -> std::result::Result<N, E>,
+        mut fm: impl FnMut(M) -> std::result::Result<N, E>,
         ft: impl FnOnce(T) -> std::result::Result<U, E>,
     ) -> std::result::Result<Out<N, U>, E> {
         Ok(match self {
@@ -694,6 +714,7 @@ impl<M, T> Out<M, T> {
             Out::Digests(d) => Out::Digests(d),
             Out::Rows(r) => Out::Rows(r),
             Out::LogUp(m, s) => Out::LogUp(fm(m)?, s),
+            Out::Extended(m, lde) => Out::Extended(fm(m)?, fm(lde)?),
             Out::Values(v) => Out::Values(v),
             Out::Nonce(n) => Out::Nonce(n),
         })

@@ -152,6 +152,20 @@ impl<H: OpHook> NttOps for H {
     fn coset_lde(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
         matrix(self, ctx, Op::CosetLde { m, log_blowup, shift })
     }
+    fn upload_coset_lde(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+    ) -> Result<(H::Matrix, H::Matrix)> {
+        let op = Op::UploadCosetLde { m: Cow::Borrowed(evals), log_blowup, shift };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Extended(m, lde) => Ok((m, lde)),
+            other => Err(other.wrong(stage, ctx, "a matrix and its extension")),
+        }
+    }
     fn coset_ntt(&self, ctx: &Ctx, m: &H::Matrix, log_blowup: u32, shift: F) -> Result<H::Matrix> {
         matrix(self, ctx, Op::CosetNtt { m, log_blowup, shift })
     }

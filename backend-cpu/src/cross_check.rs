@@ -131,6 +131,12 @@ impl<A: Backend, B: Backend> CrossCheck<A, B> {
                 }
                 Ok(Out::LogUp(m, ls))
             }
+            (Out::Extended(left, left_lde), Out::Extended(right, right_lde)) => {
+                let (m, lde) = (Pair { left, right }, Pair { left: left_lde, right: right_lde });
+                self.compare(Stage::Upload, ctx, &m)?;
+                self.compare(stage, ctx, &lde)?;
+                Ok(Out::Extended(m, lde))
+            }
             (Out::Host(l), Out::Host(r)) => host_difference(stage, ctx, &l, &r).map(|_| Out::Host(l)),
             (Out::Tree(left), Out::Tree(right)) => {
                 if left.root() != right.root() {

@@ -27,7 +27,7 @@
 use crate::{CpuBackend, CpuMatrix, CpuTree};
 use backend_api::{
     Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane,
-    MerkleOps, Op, OpHook, Out, Reservation, Result, Stage,
+    MerkleOps, NttOps, Op, OpHook, Out, Reservation, Result, Stage, F,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -354,6 +354,25 @@ impl<B: Backend> Resilient<B> {
         Ok(RMatrix::make(dev, m.height(), m.width(), host, Recipe::Host))
     }
 
+    /// The upload and its extension in one device call (the device may
+    /// overlap them), with drain and retry. Declined for good, the
+    /// reference extends and both matrices are uploaded.
+    fn upload_coset_lde(&self, ctx: &Ctx, m: &ColMatrix, log_blowup: u32, shift: F) -> Result<Out<RM<B>, RT<B>>> {
+        let host = CpuMatrix::from_host(m);
+        let both = self.attempt(Stage::CosetLde, ctx, || self.device.upload_coset_lde(ctx, m, log_blowup, shift))?;
+        let Some((dev, lde)) = both else {
+            let lde = self.reference.coset_lde(ctx, &host, log_blowup, shift)?;
+            let dev = self.attempt(Stage::Upload, ctx, || self.device.upload(ctx, &lde.to_host()))?;
+            let (h, w) = (lde.height(), lde.width());
+            let lde = RMatrix::make(dev, h, w, OnceLock::from(lde), Recipe::Host);
+            return Ok(Out::Extended(self.upload(ctx, m)?, lde));
+        };
+        let trace = RMatrix::make(Some(dev), m.height(), m.width(), OnceLock::from(host), Recipe::Host);
+        let recipe = Recipe::Op(Box::new(Op::CosetLde { m: trace.0.lineage.clone(), log_blowup, shift }));
+        let (h, w) = (lde.height(), lde.width());
+        Ok(Out::Extended(trace, RMatrix::make(Some(lde), h, w, OnceLock::new(), recipe)))
+    }
+
     /// Runs `op` on the device when every input is there, with drain and
     /// retry. `None`: run it on the host instead.
     fn on_device(&self, ctx: &Ctx, op: &Op<'_, &RM<B>, &RT<B>>) -> Result<Option<Out<RM<B>, RT<B>>>> {
@@ -415,6 +434,7 @@ impl<B: Backend> OpHook for Resilient<B> {
         op.validate()?;
         match &op {
             Op::Upload(m) => Ok(Out::Matrix(self.upload(ctx, m)?)),
+            Op::UploadCosetLde { m, log_blowup, shift } => self.upload_coset_lde(ctx, m, *log_blowup, *shift),
             Op::Download(m) => Ok(Out::Host(self.host_ref(ctx, m)?.to_host())),
             _ => match self.on_device(ctx, &op)? {
                 Some(out) => Ok(out),

@@ -170,7 +170,8 @@ impl Device {
         let ctx = ctx.map_err(|e| unavailable(&format!("CUDA device {ordinal}"), e))?;
         let context = t0.elapsed();
         let info = device_info(ordinal).map_err(|e| unavailable("device query", e))?;
-        let streams = (0..config.streams.clamp(1, 64))
+        // The lanes' streams, then the copy stream (see `Streams`).
+        let streams = (0..config.streams.clamp(1, 64) + 1)
             .map(|_| ctx.new_stream())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| unavailable("stream creation", e))?;

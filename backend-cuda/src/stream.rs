@@ -58,7 +58,9 @@ pub(crate) struct Event {
     clock: Option<EventClock>,
 }
 
-/// The pool of streams of one device and the race detector.
+/// The pool of streams of one device and the race detector. The last
+/// stream is no lane's: overlapped uploads copy on it while their
+/// operation's own stream computes on what already landed.
 pub(crate) struct Streams {
     list: Vec<Arc<CudaStream>>,
     /// Held while an event is recorded on a stream and registered on the
@@ -69,7 +71,9 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
+    /// `list`: the lanes' streams, then the copy stream (at least two).
     pub(crate) fn new(list: Vec<Arc<CudaStream>>, debug_races: bool) -> Streams {
+        assert!(list.len() >= 2, "the lanes' streams and the copy stream");
         let n = list.len();
         Streams {
             record: (0..n).map(|_| Mutex::new(())).collect(),
@@ -80,6 +84,16 @@ impl Streams {
 
     pub(crate) fn len(&self) -> usize {
         self.list.len()
+    }
+
+    /// How many streams lanes run on.
+    fn lanes(&self) -> usize {
+        self.list.len() - 1
+    }
+
+    /// The copy stream.
+    fn copy(&self) -> StreamId {
+        self.list.len() - 1
     }
 
     pub(crate) fn get(&self, s: StreamId) -> &Arc<CudaStream> {
@@ -349,7 +363,7 @@ impl<'a> Scope<'a> {
     pub(crate) fn new(dev: &'a Arc<Device>, stage: Stage, ctx: &'a Ctx<'a>) -> Result<Scope<'a>, BackendError> {
         dev.healthy(stage, ctx)?;
         dev.bind(stage, ctx)?;
-        let stream = stream_for(ctx.lane, dev.streams.len());
+        let stream = stream_for(ctx.lane, dev.streams.lanes());
         Ok(Scope { dev, stage, ctx, stream, used: vec![], made: vec![], done: None })
     }
 
@@ -602,6 +616,111 @@ impl<'a> Scope<'a> {
             self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(d, host, s.cu_stream()) })?;
             let ev = self.stream().record_event(None).map_err(|e| self.err(e))?;
             in_flight[slot] = Some(ev);
+        }
+        Ok(())
+    }
+
+    /// Copies host values into `dst` (from element 0), calling `on_group`
+    /// with each run of `group` elements (`group` divides `src.len()`)
+    /// once this stream is ordered after its copy. Large copies run on
+    /// the copy stream through pinned staging, so what `on_group` queues
+    /// computes while later groups are still in transfer; small ones, or
+    /// any when no staging set is free, go pageable on this stream first.
+    /// The copies are complete on return; the work `on_group` queued is
+    /// not.
+    pub(crate) fn htod_overlapped(
+        &mut self,
+        src: &[u64],
+        dst: &Arc<DevBuf>,
+        group: usize,
+        mut on_group: impl FnMut(&mut Self, usize, usize) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let (stage, ctx) = (self.stage, self.ctx);
+        self.dev.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
+        let group = group.clamp(1, src.len().max(1));
+        let staging = match src.len() > SMALL_COPY {
+            true => self.dev.staging.take(self.dev, stage, ctx)?,
+            false => None,
+        };
+        let Some(mut staging) = staging else {
+            if !src.is_empty() {
+                self.htod_pageable(src, dst)?;
+            }
+            let mut runs = (0..src.len()).step_by(group);
+            return runs.try_for_each(|first| on_group(self, first, group.min(src.len() - first)));
+        };
+        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
+        let r = self.htod_overlapped_staged(src, dst, group, &mut on_group, &mut staging, &mut in_flight);
+        // The staging set is free once its last copies have landed.
+        let landed = in_flight.iter().flatten().try_for_each(|ev| ev.synchronize().map_err(|e| self.err(e)));
+        self.dev.staging.put(staging);
+        r.and(landed)
+    }
+
+    fn htod_overlapped_staged(
+        &mut self,
+        src: &[u64],
+        dst: &Arc<DevBuf>,
+        group: usize,
+        on_group: &mut impl FnMut(&mut Self, usize, usize) -> Result<(), BackendError>,
+        staging: &mut Staging,
+        in_flight: &mut [Option<CudaEvent>; 2],
+    ) -> Result<(), BackendError> {
+        let streams = &self.dev.streams;
+        let copy_id = streams.copy();
+        let copy = streams.get(copy_id).clone();
+        // The copy stream writes `dst` only after this stream made it.
+        self.dev.bind(self.stage, self.ctx)?;
+        let made = self.stream().record_event(None).map_err(|e| self.err(e))?;
+        copy.wait(&made).map_err(|e| self.err(e))?;
+        if let Some(d) = streams.detector().as_mut() {
+            let c = d.record(self.stream);
+            d.wait(copy_id, &c);
+        }
+        let piece = group.min(STAGING_ELEMS);
+        let mut slot = 0;
+        for (g, run) in src.chunks(group).enumerate() {
+            for (j, part) in run.chunks(piece).enumerate() {
+                if let Some(ev) = in_flight[slot].take() {
+                    ev.synchronize().map_err(|e| self.err(e))?;
+                }
+                let host = staging.0[slot].as_mut_slice().map_err(|e| self.err(e))?;
+                parallel_copy(&mut host[..part.len()], part);
+                let host = &host[..part.len()];
+                let to = dst.at(g * group + j * piece);
+                // The parallel copy may have run another device's work on
+                // this thread (see `call`).
+                self.dev.bind(self.stage, self.ctx)?;
+                let mut det = streams.detector();
+                if let Some(d) = det.as_mut() {
+                    d.op(copy_id);
+                    // The detector tracks whole buffers. The copies write
+                    // disjoint runs, and this stream reads each run only
+                    // after it landed: one write at the first copy stands
+                    // for them all (a later run's copy is no reuse of the
+                    // runs already read).
+                    if g == 0 && j == 0 {
+                        d.write(dst.id, copy_id, self.label());
+                    }
+                }
+                // SAFETY: dst holds the range; this staging buffer is not
+                // written again before the event recorded behind the copy.
+                unsafe { result::memcpy_htod_async(to, host, copy.cu_stream()) }.map_err(|e| self.err(e))?;
+                let ev = copy.record_event(None).map_err(|e| self.err(e))?;
+                if j == run.len().div_ceil(piece) - 1 {
+                    // The copy stream runs in order: the run's last copy
+                    // covers the run.
+                    self.stream().wait(&ev).map_err(|e| self.err(e))?;
+                    if let Some(d) = det.as_mut() {
+                        let c = d.record(copy_id);
+                        d.wait(self.stream, &c);
+                    }
+                }
+                drop(det);
+                in_flight[slot] = Some(ev);
+                slot ^= 1;
+            }
+            on_group(self, g * group, run.len())?;
         }
         Ok(())
     }

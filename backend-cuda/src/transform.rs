@@ -5,7 +5,7 @@ use crate::ntt::{self, Load, Touches, Twiddles};
 use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
-use backend_api::{validate, Ctx, NttOps, Result, Stage, F};
+use backend_api::{validate, ColMatrix, Ctx, NttOps, Result, Stage, F};
 use std::sync::Arc;
 
 impl CudaBackend {
@@ -68,21 +68,37 @@ impl NttOps for CudaBackend {
         let log_big = log_n + log_blowup;
         let tw = self.twiddles(&mut s, log_big)?;
         let (n, w) = (evals.height, evals.width);
-        // Inverse transform to bit-reversed coefficients (unscaled).
-        let coeffs = if log_n > 0 {
-            let tmp = s.alloc(n * w)?;
-            let (src, dst) = (evals.buf.ptr, tmp.ptr);
-            let load = Load::plain(src, n as u64);
-            let touches = Touches(&[&evals.buf, &tmp]);
-            ntt::run(&mut s, touches, &tw, true, true, log_n, 0, log_n, w, load, dst, n as u64, F::ONE)?;
-            tmp
-        } else {
-            evals.buf.clone()
-        };
-        // Coefficient k is multiplied by shift^k / n.
-        let n_inv = F::new(n as u64).inverse().expect("non-zero");
-        let mode = if self.skip_zero_levels { 2 } else { 4 };
-        self.expand(&mut s, &tw, &coeffs, (log_n, log_blowup, w), mode, shift, n_inv)
+        let lde = Lde::new(&mut s, log_n, log_blowup, w, shift)?;
+        let out = s.alloc((n << log_blowup) * w)?;
+        self.lde_columns(&mut s, &tw, &lde, &evals.buf, &out, 0, w)?;
+        Ok(Self::matrix(out, n << log_blowup, w))
+    }
+
+    /// The upload and the LDE overlapped: columns are extended in runs as
+    /// they land, while later runs are in transfer.
+    fn upload_coset_lde(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+    ) -> Result<(CudaMatrix, CudaMatrix)> {
+        let stage = Stage::CosetLde;
+        let log_n = validate::coset_lde(evals, log_blowup, shift)?;
+        let (n, w) = (evals.height(), evals.width());
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, w))?;
+        let mut s = self.scope(stage, ctx)?;
+        let tw = self.twiddles(&mut s, log_n + log_blowup)?;
+        let trace = s.alloc(n * w)?;
+        let lde = Lde::new(&mut s, log_n, log_blowup, w, shift)?;
+        let out = s.alloc((n << log_blowup) * w)?;
+        // About eight runs, each at most one staging buffer.
+        let run_columns = ((n * w / 8).min(OVERLAP_RUN_ELEMS) / n).max(1);
+        let data: &[u64] = bytemuck::cast_slice(evals.data());
+        s.htod_overlapped(data, &trace, run_columns * n, |s, first, len| {
+            self.lde_columns(s, &tw, &lde, &trace, &out, first / n, len / n)
+        })?;
+        Ok((Self::matrix(trace, n, w), Self::matrix(out, n << log_blowup, w)))
     }
 
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
@@ -96,7 +112,11 @@ impl NttOps for CudaBackend {
         let mut s = self.scope(stage, ctx)?;
         let tw = self.twiddles(&mut s, log_n + log_blowup)?;
         let mode = if self.skip_zero_levels { 3 } else { 5 };
-        self.expand(&mut s, &tw, &coeffs.buf, (log_n, log_blowup, coeffs.width), mode, shift, F::ONE)
+        let twist = Twist::new(&mut s, log_n, shift, F::ONE)?;
+        let (n, w) = (coeffs.height, coeffs.width);
+        let out = s.alloc((n << log_blowup) * w)?;
+        self.expand(&mut s, &tw, &twist, &coeffs.buf, &out, (log_n, log_blowup, 0, w), mode)?;
+        Ok(Self::matrix(out, n << log_blowup, w))
     }
 
     fn fold_coeffs(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_fold: u32, c: F) -> Result<CudaMatrix> {
@@ -123,46 +143,107 @@ impl NttOps for CudaBackend {
     }
 }
 
-impl CudaBackend {
-    /// The forward transform of an LDE's first pass reading n coefficients
-    /// per column (`mode`: bit-reversed or natural order, see `ntt::Load`),
-    /// coefficient k multiplied by `factor * shift^k` (two small tables).
-    #[allow(clippy::too_many_arguments)]
-    fn expand(
-        &self,
-        s: &mut Scope,
-        tw: &Twiddles,
-        coeffs: &Arc<DevBuf>,
-        (log_n, log_blowup, w): (u32, u32, usize),
-        mode: u64,
-        shift: F,
-        factor: F,
-    ) -> Result<CudaMatrix> {
-        let (n, log_big) = (1usize << log_n, log_n + log_blowup);
-        let big = n << log_blowup;
+/// Elements of one overlapped upload's run: the size of a staging buffer.
+const OVERLAP_RUN_ELEMS: usize = 8 << 20;
+
+/// The factors an LDE's first forward pass multiplies coefficient k by,
+/// `factor * shift^k`, as two small tables (low and high bits of k).
+struct Twist {
+    lo: Arc<DevBuf>,
+    hi: Arc<DevBuf>,
+    lo_bits: u32,
+}
+
+impl Twist {
+    fn new(s: &mut Scope, log_n: u32, shift: F, factor: F) -> Result<Twist> {
         let lo_bits = log_n.div_ceil(2);
         let step = shift.pow(1u64 << lo_bits);
         let lo: Vec<u64> =
             backend_api::ext::powers(shift, 1 << lo_bits).into_iter().map(|p| (p * factor).value()).collect();
         let hi: Vec<u64> =
             backend_api::ext::powers(step, 1 << (log_n - lo_bits)).into_iter().map(|p| p.value()).collect();
-        let lo_b = s.upload(&lo)?;
-        let hi_b = s.upload(&hi)?;
-        let out = s.alloc(big * w)?;
+        Ok(Twist { lo: s.upload(&lo)?, hi: s.upload(&hi)?, lo_bits })
+    }
+}
+
+/// What a coset LDE of `width` columns works with besides its input and
+/// output: the inverse transform's coefficients and the twist tables.
+struct Lde {
+    log_n: u32,
+    log_blowup: u32,
+    coeffs: Option<Arc<DevBuf>>,
+    twist: Twist,
+}
+
+impl Lde {
+    fn new(s: &mut Scope, log_n: u32, log_blowup: u32, width: usize, shift: F) -> Result<Lde> {
+        let coeffs = if log_n > 0 { Some(s.alloc(width << log_n)?) } else { None };
+        // Coefficient k is multiplied by shift^k / n.
+        let n_inv = F::new(1u64 << log_n).inverse().expect("non-zero");
+        Ok(Lde { log_n, log_blowup, coeffs, twist: Twist::new(s, log_n, shift, n_inv)? })
+    }
+}
+
+impl CudaBackend {
+    /// Columns [c0, c0 + cols) of `evals` extended into the same columns
+    /// of `out`: the inverse transform to bit-reversed coefficients
+    /// (unscaled), then the forward one.
+    #[allow(clippy::too_many_arguments)]
+    fn lde_columns(
+        &self,
+        s: &mut Scope,
+        tw: &Twiddles,
+        lde: &Lde,
+        evals: &Arc<DevBuf>,
+        out: &Arc<DevBuf>,
+        c0: usize,
+        cols: usize,
+    ) -> Result<()> {
+        let n = 1usize << lde.log_n;
+        let coeffs = match &lde.coeffs {
+            Some(tmp) => {
+                let load = Load::plain(evals.at(c0 * n), n as u64);
+                let touches = Touches(&[evals, tmp]);
+                let dst = tmp.at(c0 * n);
+                ntt::run(s, touches, tw, true, true, lde.log_n, 0, lde.log_n, cols, load, dst, n as u64, F::ONE)?;
+                tmp
+            }
+            None => evals,
+        };
+        let mode = if self.skip_zero_levels { 2 } else { 4 };
+        self.expand(s, tw, &lde.twist, coeffs, out, (lde.log_n, lde.log_blowup, c0, cols), mode)
+    }
+
+    /// The forward transform of an LDE's first pass reading n coefficients
+    /// per column (`mode`: bit-reversed or natural order, see `ntt::Load`)
+    /// of columns [c0, c0 + cols), each multiplied by its twist, into the
+    /// same columns of `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn expand(
+        &self,
+        s: &mut Scope,
+        tw: &Twiddles,
+        twist: &Twist,
+        coeffs: &Arc<DevBuf>,
+        out: &Arc<DevBuf>,
+        (log_n, log_blowup, c0, cols): (u32, u32, usize, usize),
+        mode: u64,
+    ) -> Result<()> {
+        let (n, log_big) = (1usize << log_n, log_n + log_blowup);
+        let big = n << log_blowup;
         let load = Load {
-            ptr: coeffs.ptr,
+            ptr: coeffs.at(c0 * n),
             stride: n as u64,
             mode,
             log_src_n: log_n,
             log_blowup,
-            twist_lo: lo_b.ptr,
-            twist_hi: hi_b.ptr,
-            twist_lo_bits: lo_bits,
+            twist_lo: twist.lo.ptr,
+            twist_hi: twist.hi.ptr,
+            twist_lo_bits: twist.lo_bits,
             scale: F::ONE,
         };
         let from = if self.skip_zero_levels { log_blowup } else { 0 };
-        let touches = Touches(&[coeffs, &lo_b, &hi_b, &out]);
-        ntt::run(s, touches, tw, false, false, log_big, from, log_big, w, load, out.ptr, big as u64, F::ONE)?;
-        Ok(Self::matrix(out, big, w))
+        let touches = Touches(&[coeffs, &twist.lo, &twist.hi, out]);
+        ntt::run(s, touches, tw, false, false, log_big, from, log_big, cols, load, out.at(c0 * big), big as u64, F::ONE)
     }
 }

@@ -142,6 +142,28 @@ fn coset_lde_matches() {
     }
 }
 
+/// The overlapped upload and LDE: runs of columns of one staging buffer
+/// or less, a run of several buffers (a column of 2^24 rows), widths
+/// that leave a short last run (copied at once, 2^9 x 37 and 2^10 x 53,
+/// or staged, 2^20 x 53), and the smallest shapes.
+#[test]
+fn upload_coset_lde_matches() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(12);
+    let big = [(16, 8), (17, 5), (20, 53), (24, 1)].into_iter().filter(|&(l, _)| l <= max_log().max(24));
+    for (log, w) in [(0, 1), (5, 3), (9, 37), (10, 53), (13, 9)].into_iter().chain(big) {
+        let log_blowup = 1 + (log % 3);
+        let cpu = fresh_cpu();
+        let m = random_matrix(&mut r, w, 1 << log);
+        let shift = nz(&mut r);
+        let (trace, lde) = gpu.upload_coset_lde(&ctx(), &m, log_blowup, shift).unwrap();
+        let c = cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+        let what = format!("2^{log} x {w} blowup 2^{log_blowup}");
+        same!(gpu.download(&ctx(), &trace).unwrap(), m, format!("uploaded {what}"));
+        same!(gpu.download(&ctx(), &lde).unwrap(), cpu.download(&ctx(), &c).unwrap(), format!("extended {what}"));
+    }
+}
+
 #[test]
 fn merkle_commit_and_open_match() {
     let Some(gpu) = gpu() else { return };

@@ -12,6 +12,7 @@
 //! | `download` | `TransferToHost` | download |
 //! | `reshape` | none (a view, no device work) | - |
 //! | `ntt`, `intt`, `intt_in_place`, `coset_lde`, `coset_ntt`, `fold_coeffs`, `stride_rows`, `interleave`, `commit`, `logup_aux`, `compose`, `split_quotient`, `deep_quotient`, `combine_columns`, `fri_fold` | `Admission`, `Alloc(stage)`, `Launch(stage)` | the operation's |
+//! | `upload_coset_lde` | `Admission`, `Alloc(stage)`, `TransferToDevice`, `Launch(stage)` | coset LDE |
 //! | `open`, `evaluate_at`, `grind` | `Admission`, `Alloc(stage)`, `Launch(stage)`, then `TransferToHost` for the result | the operation's |
 //!
 //! Admission is consulted by every compute operation (a memory gate admits
@@ -85,6 +86,12 @@ impl<B: Backend> Wrapper for Flaky<B> {
             Op::Upload(_) => self.decline(FaultSite::TransferToDevice, stage, ctx, bytes)?,
             Op::Download(_) => self.decline(FaultSite::TransferToHost, stage, ctx, bytes)?,
             Op::Reshape { .. } => {}
+            Op::UploadCosetLde { .. } => {
+                self.decline(FaultSite::Admission, stage, ctx, bytes)?;
+                self.decline(FaultSite::Alloc(stage), stage, ctx, bytes)?;
+                self.decline(FaultSite::TransferToDevice, stage, ctx, bytes)?;
+                self.decline(FaultSite::Launch(stage), stage, ctx, bytes)?;
+            }
             _ => {
                 self.decline(FaultSite::Admission, stage, ctx, bytes)?;
                 self.decline(FaultSite::Alloc(stage), stage, ctx, bytes)?;

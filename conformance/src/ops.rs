@@ -279,6 +279,18 @@ impl<B: Backend> Checker<'_, B> {
                     c.same_matrix(c.b.coset_ntt(&CTX, &g, lb, shift), c.cpu.coset_ntt(&CTX, &cm, lb, shift)).map(drop)
                 });
             }
+            // The upload and the LDE in one call: both results.
+            let mut lb = 1 + log % 3;
+            while lb > 0 && (w << (log + lb)) > self.lde_cap() {
+                lb -= 1;
+            }
+            self.case(format!("upload_coset_lde x{}", 1 << lb), rows_label(rows), w.to_string(), |c, r| {
+                let (m, shift) = (rand_matrix(r, w, rows), rand_f(r));
+                let (g, lde) = c.b.upload_coset_lde(&CTX, &m, lb, shift).map_err(|e| e.to_string())?;
+                same_host(&c.b.download(&CTX, &g).map_err(|e| e.to_string())?, &m)?;
+                let cm = c.cpu.upload(&CTX, &m).map_err(|e| e.to_string())?;
+                c.same_matrix(Ok(lde), c.cpu.coset_lde(&CTX, &cm, lb, shift)).map(drop)
+            });
             // Ties the coset NTT to the LDE: the coefficients' evaluations
             // are the LDE of the evaluations they interpolate.
             self.case("coset_ntt(intt(x)) = coset_lde(x)", rows_label(rows), w.to_string(), |c, r| {

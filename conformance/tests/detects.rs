@@ -24,7 +24,8 @@ fn a_wrong_lde_element_fails_exactly_the_lde_cases_that_hold_it() {
         // corrupted alike; the cases against the reference catch it.
         // A fold's output has rows / F rows; the fold tie reads the
         // corrupted row at different places on its two sides.
-        let out_rows = if let Some(blowup) = c.op.strip_prefix("coset_lde x").or(c.op.strip_prefix("coset_ntt x")) {
+        let lde_blowup = ["coset_lde x", "coset_ntt x", "upload_coset_lde x"].iter().find_map(|p| c.op.strip_prefix(p));
+        let out_rows = if let Some(blowup) = lde_blowup {
             rows * blowup.parse::<usize>().unwrap()
         } else if let Some(fold) = c.op.strip_prefix("fold_coeffs /") {
             rows / fold.parse::<usize>().unwrap()

@@ -61,7 +61,9 @@ fn flaked(on_decline: OnDecline) -> Flaked {
 fn stages_of(site: FaultSite) -> Vec<Stage> {
     match site {
         FaultSite::Alloc(s) | FaultSite::Launch(s) => vec![s],
-        FaultSite::TransferToDevice => vec![Stage::Upload],
+        // A trace's upload overlapped with its extension is counted under
+        // the coset LDE.
+        FaultSite::TransferToDevice => vec![Stage::Upload, Stage::CosetLde],
         FaultSite::TransferToHost => vec![Stage::Download, Stage::MerkleOpen, Stage::OutOfDomain, Stage::Grind],
         FaultSite::Admission => {
             Stage::ALL.iter().copied().filter(|s| !matches!(s, Stage::Upload | Stage::Download)).collect()

@@ -79,16 +79,22 @@ impl<B: Backend> Prover<'_, B> {
         let tables = self.per_table_taking(traces, |t, ctx, host| {
             let shape = &self.shapes[t];
             let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
-                // Kept or recomputed, the host trace goes once uploaded;
-                // spilled, it stays on the host and the LDE is made from it
-                // in column blocks.
+                // Kept or recomputed, the host trace goes once uploaded
+                // (kept, in the same call as its extension, which a device
+                // overlaps with the transfer); spilled, it stays on the
+                // host and the LDE is made from it in column blocks.
                 if let Some(s) = self.spiller_for(t) {
                     let main = Committed::extend_spilled(&s, ctx, &host, o.log_blowup, shape.shift, o.hash)?;
                     return Ok((Held::Spilled(vec![host]), main));
                 }
-                let dev = b.upload(ctx, &host)?;
+                if self.residency.recomputes(t) {
+                    let dev = b.upload(ctx, &host)?;
+                    drop(host);
+                    return self.extend(ctx, t, dev);
+                }
+                let (dev, lde) = b.upload_coset_lde(ctx, &host, o.log_blowup, shape.shift)?;
                 drop(host);
-                self.extend(ctx, t, dev)
+                Ok((Held::Kept(Arc::new(dev)), Committed::rows(b, ctx, lde, o.hash)?))
             })?;
             let fixed = match self.tables[t].fixed_trace() {
                 Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
