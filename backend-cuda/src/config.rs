@@ -70,7 +70,7 @@ pub struct CudaConfig {
     /// free or reuse not ordered after them (see `race`). Slower: every
     /// CUDA call is made under one lock.
     pub debug_races: bool,
-    /// Pinned staging sets (2 x 64 MiB each) for large transfers; a
+    /// Pinned staging sets (2 x 16 MiB each) for large transfers; a
     /// transfer that finds none free copies from pageable memory.
     pub staging_sets: usize,
 }

@@ -33,8 +33,10 @@ use cudarc::driver::{
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// 64 MiB per staging buffer.
-const STAGING_ELEMS: usize = 8 << 20;
+/// 16 MiB per staging buffer: double-buffered, that keeps the copy
+/// engine busy, and pinning a set costs a process's start-up a quarter of
+/// what 64 MiB buffers did (pinning is paid per byte).
+const STAGING_ELEMS: usize = 2 << 20;
 /// Copies up to this many elements go straight from pageable memory.
 const SMALL_COPY: usize = 1 << 16;
 /// Roots in flight at once (then a commit reads its root at once).

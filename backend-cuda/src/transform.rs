@@ -92,7 +92,7 @@ impl NttOps for CudaBackend {
         let trace = s.alloc(n * w)?;
         let lde = Lde::new(&mut s, log_n, log_blowup, w, shift)?;
         let out = s.alloc((n << log_blowup) * w)?;
-        // About eight runs, each at most one staging buffer.
+        // About eight runs, each at most 64 MiB.
         let run_columns = ((n * w / 8).min(OVERLAP_RUN_ELEMS) / n).max(1);
         let data: &[u64] = bytemuck::cast_slice(evals.data());
         s.htod_overlapped(data, &trace, run_columns * n, |s, first, len| {

@@ -785,7 +785,7 @@ impl Report<'_, '_> {
     fn details(&self) {
         if let Some(d) = &self.run.device {
             say!(
-                "device    opened {:.2?} (driver and context {:.2?}, static kernels {:.2?}; beside them the statement's kernels compiled {:.2?}), generated kernels loaded {:.2?}, staging {:.2?}, rehearsal {:.2?} (on its own thread, behind execution and tracing)",
+                "device    opened {:.2?} (driver and context {:.2?}, static kernels {:.2?}; beside them the statement's kernels compiled {:.2?}), generated kernels loaded {:.2?}, then side by side staging {:.2?} and rehearsal {:.2?} (on its own threads, behind execution and tracing)",
                 d.open,
                 d.context,
                 d.kernels,

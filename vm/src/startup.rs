@@ -245,14 +245,23 @@ fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, Dev
     let t1 = Instant::now();
     b.prepare(&kernels).map_err(|e| e.to_string())?;
     start.prepare = t1.elapsed();
-    let t2 = Instant::now();
-    b.warm_up(0).map_err(|e| e.to_string())?;
-    start.warm_up = t2.elapsed();
-    let t3 = Instant::now();
-    if let Err(e) = rehearse(&b, &settings.options) {
+    // Pinning the staging buffers and the rehearsal (which copies only
+    // small matrices, straight from pageable memory) run side by side.
+    let (staged, rehearsed) = std::thread::scope(|s| {
+        let staging = s.spawn(|| {
+            let t = Instant::now();
+            b.warm_up(0).map(|()| t.elapsed()).map_err(|e| e.to_string())
+        });
+        let t = Instant::now();
+        let rehearsed = (rehearse(&b, &settings.options), t.elapsed());
+        let staged = staging.join().unwrap_or_else(|_| Err("the staging thread panicked".into()));
+        (staged, rehearsed)
+    });
+    start.warm_up = staged?;
+    if let Err(e) = rehearsed.0 {
         eprintln!("kiln: the device's rehearsal prove failed ({e}); proving goes on");
     }
-    start.rehearsal = t3.elapsed();
+    start.rehearsal = rehearsed.1;
     Ok((Chosen::Cuda(b), start))
 }
 
