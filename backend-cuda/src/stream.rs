@@ -753,6 +753,8 @@ impl<'a> Scope<'a> {
         r
     }
 
+    /// Through both buffers of the staging set: the copy engine fills
+    /// one while the host drains the other.
     fn dtoh_staged(
         &mut self,
         from: u64,
@@ -760,17 +762,44 @@ impl<'a> Scope<'a> {
         dst: &mut [u64],
         staging: &mut Staging,
     ) -> Result<(), BackendError> {
-        for (i, chunk) in dst.chunks_mut(STAGING_ELEMS).enumerate() {
-            let host = staging.0[0].as_mut_slice().map_err(|e| self.err(e))?;
+        let [a, b] = &mut staging.0;
+        let slots = [a.as_mut_ptr().map_err(|e| self.err(e))?, b.as_mut_ptr().map_err(|e| self.err(e))?];
+        let len = dst.len();
+        let issue = |s: &mut Self, i: usize| -> Result<CudaEvent, BackendError> {
+            let n = STAGING_ELEMS.min(len - i * STAGING_ELEMS);
+            // SAFETY: each slot holds STAGING_ELEMS; slot i % 2 is written
+            // only once the host has copied out its previous chunk, and read
+            // only after the event recorded behind this copy.
+            let host = unsafe { std::slice::from_raw_parts_mut(slots[i % 2], n) };
             let d = from + (8 * i * STAGING_ELEMS) as u64;
-            let n = chunk.len();
-            let host_part = &mut host[..n];
-            // SAFETY: as above; synchronized before the host reads it.
-            self.call_ok(&[src], |s| unsafe { result::memcpy_dtoh_async(host_part, d, s.cu_stream()) })?;
-            self.sync()?;
-            parallel_copy(chunk, &host[..n]);
+            s.call_ok(&[src], |st| unsafe { result::memcpy_dtoh_async(host, d, st.cu_stream()) })?;
+            s.stream().record_event(None).map_err(|e| s.err(e))
+        };
+        let mut next = Some(issue(self, 0)?);
+        let mut drained = Ok(());
+        for (i, chunk) in dst.chunks_mut(STAGING_ELEMS).enumerate() {
+            let Some(landed) = next.take() else { break };
+            if (i + 1) * STAGING_ELEMS < len {
+                match issue(self, i + 1) {
+                    Ok(ev) => next = Some(ev),
+                    Err(e) => drained = Err(e),
+                }
+            }
+            if let Err(e) = landed.synchronize() {
+                drained = Err(self.err(e));
+            }
+            if drained.is_err() {
+                break;
+            }
+            // SAFETY: the copy into this slot has landed (the event above).
+            let host = unsafe { std::slice::from_raw_parts(slots[i % 2], chunk.len()) };
+            parallel_copy(chunk, host);
         }
-        Ok(())
+        // The set goes back to the pool only with no copy into it in flight.
+        if let Some(ev) = next {
+            let _ = ev.synchronize();
+        }
+        drained.and_then(|()| self.sync())
     }
 
     /// Copies the four words at element `offset` of `src` (a root) into a
