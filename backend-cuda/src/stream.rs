@@ -623,8 +623,9 @@ impl<'a> Scope<'a> {
     }
 
     /// Copies host values into `dst` (from element 0), calling `on_group`
-    /// with each run of `group` elements (`group` divides `src.len()`)
-    /// once this stream is ordered after its copy. Large copies run on
+    /// with each run of `group` elements (the last may be shorter): its
+    /// first element and length, once this stream is ordered after its
+    /// copy. Large copies run on
     /// the copy stream through pinned staging, so what `on_group` queues
     /// computes while later groups are still in transfer; small ones, or
     /// any when no staging set is free, go pageable on this stream first.
