@@ -5,6 +5,9 @@ use crate::{ext_of, ext_u64, CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
 use backend_api::{validate, BackendError, Coset, Ctx, DeepOps, DeepPoint, Ext, Result, Stage, F};
 
+/// Rows of barycentric weights a thread makes (`BARY_ROWS` in fri.cu).
+const BARY_ROWS: usize = 8;
+
 impl DeepOps for CudaBackend {
     fn evaluate_at(&self, ctx: &Ctx, m: &CudaMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
         let stage = Stage::OutOfDomain;
@@ -36,7 +39,8 @@ impl DeepOps for CudaBackend {
             }
             let zc = ext_u64(z);
             let args = [weights.ptr, domain.log_size as u64, zc[0], zc[1], zc[2], s.value(), tw.fwd.ptr, tw.log as u64];
-            sc.launch(dev.func("bary_weights"), Self::grid(big as u64, 128), 128, 0, &args, &[&weights, &tw.fwd])?;
+            let grid = Self::grid(big.div_ceil(BARY_ROWS) as u64, 128);
+            sc.launch(dev.func("bary_weights"), grid, 128, 0, &args, &[&weights, &tw.fwd])?;
             for c0 in (0..w).step_by(65535) {
                 let nc = (w - c0).min(65535);
                 let args = [m.buf.at(c0 * big), weights.ptr, big as u64, partial.at(c0 * slices * 3)];

@@ -59,15 +59,40 @@ extern "C" __global__ void deep_accum(u64* d, const u64* __restrict__ acc, u64 l
     e_store(d, n, i, q);
 }
 
-// Barycentric weights for the point z: w[i] = x_i / (z - x_i).
+// Barycentric weights for the point z: w[i] = x_i / (z - x_i), for
+// BARY_ROWS consecutive rows a thread. With a = z - x = (z0 - x, z1, z2),
+// 1/a = adj(a) / N(a), and z1, z2 do not depend on x: adj(a) and the
+// base-field norm cost six products, and one inversion serves the
+// thread's norms (a batch inversion). z is off the domain (the host
+// answers a point of it from the columns), so no norm is zero.
+#define BARY_ROWS 8
 extern "C" __global__ void bary_weights(u64* w, u64 log_n, u64 z0, u64 z1, u64 z2, u64 shift,
                                         const u64* __restrict__ tw, u64 tw_log) {
     const u64 n = 1ull << log_n;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, i));
-    ext3 den = e_make(f_sub(z0, x), z1, z2);
-    e_store(w, n, i, e_mul_base(e_inv(den), x));
+    const u64 first = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * BARY_ROWS;
+    if (first >= n) return;
+    const u32 rows = n - first < BARY_ROWS ? (u32)(n - first) : BARY_ROWS;
+    const u64 two_bc = f_dbl(f_mul(z1, z2)), two_cc = f_dbl(f_sqr(z2)), bb = f_sqr(z1);
+    u64 xs[BARY_ROWS], t0[BARY_ROWS], t1[BARY_ROWS], t2[BARY_ROWS], norm[BARY_ROWS], before[BARY_ROWS];
+    u64 all = 1;
+    for (u32 k = 0; k < rows; k++) {
+        const u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, first + k));
+        const u64 a0 = f_sub(z0, x);
+        xs[k] = x;
+        t0[k] = f_sub(f_sqr(a0), two_bc);
+        t1[k] = f_sub(two_cc, f_mul(a0, z1));
+        t2[k] = f_sub(bb, f_mul(a0, z2));
+        norm[k] = f_add(f_mul(a0, t0[k]), f_dbl(f_add(f_mul(z2, t1[k]), f_mul(z1, t2[k]))));
+        before[k] = all;
+        all = f_mul(all, norm[k]);
+    }
+    u64 inv = f_inv(all);
+    for (int k = (int)rows - 1; k >= 0; k--) {
+        // inv is 1 / (norm[0] ... norm[k]).
+        const u64 s = f_mul(f_mul(inv, before[k]), xs[k]);
+        inv = f_mul(inv, norm[k]);
+        e_store(w, n, first + k, e_make(f_mul(t0[k], s), f_mul(t1[k], s), f_mul(t2[k], s)));
+    }
 }
 
 // Partial sums of f_c(x_i) * w[i]: block (s, c) adds its slice of rows of
