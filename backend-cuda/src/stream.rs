@@ -567,28 +567,11 @@ impl<'a> Scope<'a> {
         Ok(b)
     }
 
-    /// Copies host values into `dst` (from element 0). Small copies go
-    /// straight from pageable memory: the driver stages them before the
-    /// call returns, so `src` may be reused at once. Large ones go through
-    /// a pinned staging set, double-buffered, and are complete on return.
+    /// Copies host values into `dst` (made on this stream, from element
+    /// 0), complete on return: [`Scope::htod_overlapped`] with one run and
+    /// nothing to overlap.
     pub(crate) fn htod(&mut self, src: &[u64], dst: &Arc<DevBuf>) -> Result<(), BackendError> {
-        let (stage, ctx) = (self.stage, self.ctx);
-        self.dev.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
-        if src.len() <= SMALL_COPY {
-            return self.htod_pageable(src, dst);
-        }
-        let Some(mut staging) = self.dev.staging.take(self.dev, stage, ctx)? else {
-            // Every staging set is in use: a pageable copy on this stream
-            // (never the synchronous copy: it runs on the legacy stream,
-            // which our streams do not wait for, and from pageable memory it
-            // returns before the data has landed).
-            return self.htod_pageable(src, dst);
-        };
-        let r = self.htod_staged(src, dst, &mut staging);
-        // The staging set is free once the last copy completed.
-        let synced = self.sync();
-        self.dev.staging.put(staging);
-        r.and(synced)
+        self.htod_overlapped(src, dst, src.len(), |_, _, _| Ok(()))
     }
 
     /// A copy from pageable memory on this stream: the driver stages the
@@ -600,37 +583,17 @@ impl<'a> Scope<'a> {
         self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(to, src, s.cu_stream()) })
     }
 
-    fn htod_staged(&mut self, src: &[u64], dst: &Arc<DevBuf>, staging: &mut Staging) -> Result<(), BackendError> {
-        // The host fills one buffer while the copy engine drains the other;
-        // a buffer is refilled only after the event behind its last copy.
-        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
-        for (i, chunk) in src.chunks(STAGING_ELEMS).enumerate() {
-            let slot = i % 2;
-            if let Some(ev) = in_flight[slot].take() {
-                ev.synchronize().map_err(|e| self.err(e))?;
-            }
-            let host = staging.0[slot].as_mut_slice().map_err(|e| self.err(e))?;
-            parallel_copy(&mut host[..chunk.len()], chunk);
-            let d = dst.at(i * STAGING_ELEMS);
-            let host = &host[..chunk.len()];
-            // SAFETY: this buffer is not written again until the event
-            // recorded right after this copy has completed.
-            self.call_ok(&[dst], |s| unsafe { result::memcpy_htod_async(d, host, s.cu_stream()) })?;
-            let ev = self.stream().record_event(None).map_err(|e| self.err(e))?;
-            in_flight[slot] = Some(ev);
-        }
-        Ok(())
-    }
-
-    /// Copies host values into `dst` (from element 0), calling `on_group`
-    /// with each run of `group` elements (the last may be shorter): its
-    /// first element and length, once this stream is ordered after its
-    /// copy. Large copies run on
-    /// the copy stream through pinned staging, so what `on_group` queues
-    /// computes while later groups are still in transfer; small ones, or
-    /// any when no staging set is free, go pageable on this stream first.
-    /// The copies are complete on return; the work `on_group` queued is
-    /// not.
+    /// Copies host values into `dst` (made on this stream, from element
+    /// 0), calling `on_group` with each run of `group` elements (the last
+    /// may be shorter): its first element and length, once this stream is
+    /// ordered after its copy. Large copies run on the copy stream through
+    /// pinned staging, double-buffered, so what `on_group` queues computes
+    /// while later runs are still in transfer. Small ones go straight from
+    /// pageable memory on this stream (the driver stages them before the
+    /// call returns), and so does any when every staging set is in use
+    /// (never the synchronous copy: it runs on the legacy stream, which our
+    /// streams do not wait for). The copies are complete on return; the
+    /// work `on_group` queued is not.
     pub(crate) fn htod_overlapped(
         &mut self,
         src: &[u64],
