@@ -2,7 +2,8 @@
 //! stage, the proof size and the security level. With REPEATS > 1 the
 //! statement is proved that many times on one backend (the first prove
 //! warms it up) and the per-stage times are those of the fastest prove.
-//! For peak memory, run it under `/usr/bin/time -v`.
+//! For peak memory, run it under `/usr/bin/time -v`. The CUDA backend
+//! takes its tuning from the `KILN_CUDA_*` variables.
 //!
 //! cargo run --release -p benches [--features cuda] --example prove_air -- [LOG_ROWS] [COLUMNS] [BLOWUP] [blake3|keccak] [cpu|cuda] [REPEATS]
 
@@ -72,7 +73,8 @@ fn run(a: &Args) -> Result<bool, String> {
         "cpu" => prove_on(&CpuBackend::new(), &air, &trace, &publics, &options, a.repeats)?,
         #[cfg(feature = "cuda")]
         "cuda" => {
-            let d = backend_cuda::CudaBackend::new(0).map_err(|e| e.to_string())?;
+            let config = backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string())?;
+            let d = backend_cuda::CudaBackend::with_config(0, config).map_err(|e| e.to_string())?;
             prove_on(&d, &air, &trace, &publics, &options, a.repeats)?
         }
         other => return Err(format!("backend {other}: expected cpu, or cuda in a --features cuda build")),
@@ -90,6 +92,9 @@ fn run(a: &Args) -> Result<bool, String> {
     for (stage, d) in stats.per_stage() {
         println!("  {stage:<16} {:>10} ms", ms(d));
     }
+    let rounds: Vec<String> = stats.rounds.iter().map(|(r, d)| format!("{r} {}", ms(*d))).collect();
+    let in_rounds: std::time::Duration = stats.rounds.iter().map(|(_, d)| *d).sum();
+    println!("rounds: {}; set-up {} ms", rounds.join(", "), ms(stats.total.saturating_sub(in_rounds)));
     let all: Vec<String> = totals.iter().map(|t| t.to_string()).collect();
     println!("prove: {} ms (every prove: {} ms)", ms(stats.total), all.join(", "));
     println!("proof size: {} bytes", proof.to_bytes().len());
