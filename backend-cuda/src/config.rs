@@ -27,9 +27,8 @@ pub struct NttTuning {
     pub tile_log: u32,
     /// Most threads of an NTT block, a power of two in 64..=1024.
     pub threads: u32,
-    /// Butterfly levels per shared-memory round trip, as a radix: 8, 16
-    /// or 32 (3 to 5 levels in registers, their inner twiddles shifts), 4
-    /// (two radix-2 levels) or 2.
+    /// Butterfly levels per shared-memory round trip, as a radix: 4 (two
+    /// levels in registers) or 2.
     pub radix: u32,
     /// Coalesced first pass of natural-order transforms.
     pub lanes: bool,
@@ -140,11 +139,7 @@ impl CudaConfig {
                 .ok_or_else(|| bad(k, v, "a power of two in 64..=1024"))?;
         }
         if let Some((k, v)) = get("KILN_CUDA_NTT_RADIX") {
-            c.ntt.radix = v
-                .parse::<u32>()
-                .ok()
-                .filter(|r| r.is_power_of_two() && (2..=32).contains(r))
-                .ok_or_else(|| bad(k, v, "2, 4, 8, 16 or 32"))?;
+            c.ntt.radix = v.parse().ok().filter(|r| *r == 2 || *r == 4).ok_or_else(|| bad(k, v, "2 or 4"))?;
         }
         if let Some(kv) = get("KILN_CUDA_NTT_LANES") {
             c.ntt.lanes = flag(kv)?;

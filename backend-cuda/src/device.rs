@@ -116,8 +116,8 @@ pub(crate) struct Device {
     pub(crate) info: DeviceInfo,
     pub(crate) functions: HashMap<&'static str, CudaFunction>,
     pub(crate) ntt_tile_log: u32,
-    /// Butterfly levels per shared-memory round trip, as a radix (see
-    /// `NttTuning::radix`).
+    /// Butterfly levels per shared-memory round trip, as a radix: 4 (two
+    /// levels in registers) or 2.
     pub(crate) ntt_radix: u32,
     /// Coalesced first pass of natural-order transforms.
     pub(crate) ntt_lanes: bool,
@@ -196,7 +196,7 @@ impl Device {
             info,
             functions,
             ntt_tile_log,
-            ntt_radix: config.ntt.radix.clamp(2, 32).next_power_of_two(),
+            ntt_radix: if config.ntt.radix == 2 { 2 } else { 4 },
             ntt_lanes: config.ntt.lanes,
             ntt_threads: config.ntt.threads.clamp(64, 1024).next_power_of_two(),
             generated: Mutex::new(HashMap::new()),
@@ -487,18 +487,16 @@ fn load_kernels(
 /// where the device allows it, else 2^12.
 fn tile_log(functions: &HashMap<&'static str, CudaFunction>, wanted: u32) -> u32 {
     let wanted = wanted.clamp(10, NTT_TILE_LOG_MAX);
-    let passes: Vec<&CudaFunction> = crate::ntt::PASS_KERNELS.iter().filter_map(|k| functions.get(k)).collect();
-    // SAFETY: live function handles.
-    let ok = !passes.is_empty()
-        && passes.iter().all(|f| unsafe {
-            result::function::set_function_attribute(
-                f.cu_function(),
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                8 << NTT_TILE_LOG_MAX,
-            )
-            .is_ok()
-        });
-    if ok {
+    let Some(f) = functions.get("ntt_pass") else { return wanted.min(12) };
+    // SAFETY: a live function handle.
+    let ok = unsafe {
+        result::function::set_function_attribute(
+            f.cu_function(),
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            8 << NTT_TILE_LOG_MAX,
+        )
+    };
+    if ok.is_ok() {
         wanted
     } else {
         wanted.min(12)

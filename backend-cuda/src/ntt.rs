@@ -100,20 +100,6 @@ impl Load {
     }
 }
 
-/// The pass kernels, one per kind of round (ntt.cu).
-pub(crate) const PASS_KERNELS: [&str; 4] = ["ntt_pass", "ntt_pass_r8", "ntt_pass_r16", "ntt_pass_r32"];
-
-/// The pass kernel for a radix: radix-2 or radix-4 rounds, or register
-/// groups of up to `radix` elements.
-fn pass_kernel(radix: u32) -> &'static str {
-    match radix {
-        0..=4 => PASS_KERNELS[0],
-        8 => PASS_KERNELS[1],
-        16 => PASS_KERNELS[2],
-        _ => PASS_KERNELS[3],
-    }
-}
-
 /// Splits levels [from, to) into passes (l0, k, c): k levels from bit l0,
 /// tiles of 2^c consecutive indices, 2^(k+c) elements in shared memory.
 /// With `lanes_first` (a bit-reversed gather from level 0) a transform
@@ -178,14 +164,11 @@ pub(crate) fn run(
         passes.reverse();
     }
     let table = if inverse_roots { tw.inv.ptr } else { tw.fwd.ptr };
-    let f = dev.func(pass_kernel(dev.ntt_radix));
+    let f = dev.func("ntt_pass");
     let last = passes.len() - 1;
     for (idx, &(l0, k, c)) in passes.iter().enumerate() {
         let e_log = k + c;
-        // Register groups of 16 or 32 need over 64 registers a thread:
-        // more than 256 threads would not fit a block's register file.
-        let most = if dev.ntt_radix >= 16 { dev.ntt_threads.min(256) } else { dev.ntt_threads };
-        let threads = ((1u32 << e_log) / 2).clamp(1, most);
+        let threads = ((1u32 << e_log) / 2).clamp(1, dev.ntt_threads);
         let blocks = 1u64 << (log_n - e_log);
         let ld = if idx == 0 { load } else { Load::plain(dst, dst_stride) };
         let scale = if idx == last { store_scale } else { F::ONE };
@@ -213,7 +196,6 @@ pub(crate) fn run(
                 scale.value(),
                 dev.ntt_radix as u64,
                 (lanes_high && idx == 0) as u64,
-                inverse_roots as u64,
             ];
             if blocks > u32::MAX as u64 / 2 {
                 return Err(dev.err(scope.stage, scope.ctx, "transform too large"));
@@ -255,26 +237,4 @@ pub(crate) fn natural(
         dst_stride,
         scale,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use backend_api::F;
-
-    /// The exponent `#define`d as `name` in the NTT kernels.
-    fn defined(name: &str) -> u64 {
-        let body = kernels_cuda::NTT.body;
-        let line = body.lines().find(|l| l.starts_with(&format!("#define {name} "))).expect("defined");
-        line.split_whitespace().nth(2).expect("a value").trim_end_matches('u').parse().expect("a number")
-    }
-
-    /// The kernels' small transforms multiply by 64th roots of unity as
-    /// shifts: the exponents they use must be those of the field's roots.
-    #[test]
-    fn the_64th_roots_are_the_powers_of_two_the_kernels_shift_by() {
-        let w = F::two_adic_root(6);
-        assert_eq!(F::new(2).pow(defined("GL_ROOT64_LOG2")), w);
-        assert_eq!(F::new(2).pow(defined("GL_ROOT64_INV_LOG2")), w.inverse().unwrap());
-        assert_ne!(w.pow(32), F::ONE, "a primitive 64th root");
-    }
 }

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Measures the round kinds of 49001b1 (removed after it): run from a
+# checkout of that commit.
 # ncu on the two passes of one 64 x 2^20 forward NTT (ntt_io's first
 # launch), radix-4 rounds against register groups of 8 and 16.
 # Binaries in ${B:-.gpu-run}. Log in $OUT/ntt-groups-ncu.log.

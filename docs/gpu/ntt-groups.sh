@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Measures the round kinds of 49001b1 (removed after it): run from a
+# checkout of that commit.
 # NTT rounds of up to 2^5 elements in registers with shift twiddles
 # (KILN_CUDA_NTT_RADIX 8..32) against the radix-4 rounds, in one build:
 # the CUDA tests against the CPU and the conformance groups that transform,

@@ -52,17 +52,7 @@ pub const NTT: Module = Module {
     name: "ntt",
     headers: &[FIELD_H],
     body: include_str!("cuda/ntt.cu"),
-    kernels: &[
-        "ntt_pass",
-        "ntt_pass_r8",
-        "ntt_pass_r16",
-        "ntt_pass_r32",
-        "any_nonzero_tail",
-        "fold_coeffs",
-        "bitrev_permute",
-        "stride_rows",
-        "interleave_piece",
-    ],
+    kernels: &["ntt_pass", "any_nonzero_tail", "fold_coeffs", "bitrev_permute", "stride_rows", "interleave_piece"],
 };
 
 pub const MERKLE_BLAKE3: Module = Module {

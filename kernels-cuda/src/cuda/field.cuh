@@ -25,8 +25,9 @@ __device__ __forceinline__ u64 f_sub(u64 a, u64 b) {
 
 __device__ __forceinline__ u64 f_neg(u64 a) { return a ? GL_P - a : 0ull; }
 
-// hi * 2^64 + lo, reduced: 2^64 = 2^32 - 1 and 2^96 = -1 (mod p).
-__device__ __forceinline__ u64 f_reduce128(u64 lo, u64 hi) {
+__device__ __forceinline__ u64 f_mul(u64 a, u64 b) {
+    u64 lo = a * b;
+    u64 hi = __umul64hi(a, b);
     u64 hh = hi >> 32;
     u64 hl = hi & GL_EPS;
     u64 t0 = lo - hh;
@@ -36,28 +37,6 @@ __device__ __forceinline__ u64 f_reduce128(u64 lo, u64 hi) {
     if (r < t1) r += GL_EPS;
     if (r >= GL_P) r -= GL_P;
     return r;
-}
-
-__device__ __forceinline__ u64 f_mul(u64 a, u64 b) { return f_reduce128(a * b, __umul64hi(a, b)); }
-
-// x * 2^s for s < 192 (2^192 = 1): shifts and one reduction, no multiply.
-// Every 64th root of unity is a power of two, so the butterflies of small
-// sub-transforms use this; with s a compile-time constant it folds to a
-// few instructions.
-__device__ __forceinline__ u64 f_mul_pow2(u64 x, u32 s) {
-    const bool neg = s >= 96;
-    if (neg) s -= 96;
-    u64 r;
-    if (s == 0) {
-        r = x;
-    } else if (s < 64) {
-        r = f_reduce128(x << s, x >> (64 - s));
-    } else {
-        // x * 2^(s-64) = top * 2^64 + (x << (s-64)), and 2^128 = -2^32.
-        u64 top = s == 64 ? 0ull : x >> (128 - s);
-        r = f_sub(f_reduce128(0ull, x << (s - 64)), top << 32);
-    }
-    return neg ? f_neg(r) : r;
 }
 
 __device__ __forceinline__ u64 f_sqr(u64 a) { return f_mul(a, a); }

@@ -1,10 +1,7 @@
-// NTT passes over batched columns. One launch does k consecutive
+// Radix-2 NTT passes over batched columns. One launch does k consecutive
 // butterfly levels (bits [l0, l0+k) of the index) of every column in shared
 // memory; blocks own tiles of 2^c consecutive low indices so global
-// accesses are coalesced. The levels run in rounds, each a shared-memory
-// round trip: with `radix` 8..32, groups of up to 2^5 elements in
-// registers whose inner twiddles are shifts (ntt_group); with 4 or 2,
-// radix-2 butterflies, two levels a round at 4. DIT (bit-reversed in, natural out) runs levels
+// accesses are coalesced. DIT (bit-reversed in, natural out) runs levels
 // upwards, DIF (natural in, bit-reversed out) downwards. The first pass may
 // load through a bit-reversal (natural-order NTT) or expand a bit-reversed
 // coefficient vector into a zero-padded LDE whose first log_blowup levels
@@ -76,116 +73,12 @@ __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, 
     }
 }
 
-// The 64th roots of unity of the transforms as powers of two: w_64 = 2^39
-// and w_64^-1 = 2^153 for backend-api's roots (backend-cuda's tests check).
-#define GL_ROOT64_LOG2 39u
-#define GL_ROOT64_INV_LOG2 153u
-
-// w_(2^(i+1))^j (i < 6) as the power of two it is.
-template <bool INV>
-__device__ __forceinline__ u32 small_root_log2(u32 i, u32 j) {
-    return ((INV ? GL_ROOT64_INV_LOG2 : GL_ROOT64_LOG2) * ((32u >> i) * j)) % 192u;
-}
-
-// Level I of a 2^M-point transform in registers whose roots are 2^M-th
-// roots (M <= 6), so every twiddle is a shift. Levels are template
-// parameters so that every loop has a constant trip count and unrolls
-// (the array then stays in registers).
-template <int M, bool INV, int I, bool DIF>
-__device__ __forceinline__ void small_level(u64 (&v)[1 << M]) {
-#pragma unroll
-    for (int b = 0; b < (1 << M); b += 2 << I) {
-#pragma unroll
-        for (int j = 0; j < (1 << I); j++) {
-            const u32 sh = small_root_log2<INV>(I, j);
-            u64 x = v[b + j], y = v[b + j + (1 << I)];
-            if (DIF) {
-                v[b + j] = f_add(x, y);
-                v[b + j + (1 << I)] = f_mul_pow2(f_sub(x, y), sh);
-            } else {
-                u64 m = f_mul_pow2(y, sh);
-                v[b + j] = f_add(x, m);
-                v[b + j + (1 << I)] = f_sub(x, m);
-            }
-        }
-    }
-}
-
-// DIT, levels upwards: bit-reversed slots to natural order.
-template <int M, bool INV, int I = 0>
-__device__ __forceinline__ void small_dit(u64 (&v)[1 << M]) {
-    if constexpr (I < M) {
-        small_level<M, INV, I, false>(v);
-        small_dit<M, INV, I + 1>(v);
-    }
-}
-
-// DIF, levels downwards: natural order to bit-reversed slots.
-template <int M, bool INV, int I = M - 1>
-__device__ __forceinline__ void small_dif(u64 (&v)[1 << M]) {
-    if constexpr (I >= 0) {
-        small_level<M, INV, I, true>(v);
-        small_dif<M, INV, I - 1>(v);
-    }
-}
-
-// Levels r..r+M-1 of a pass at once, 2^M elements in registers per group.
-// By Cooley-Tukey, those M radix-2 levels on the group at low index j
-// (< 2^(l0+r)) are a twist of slot t by w_(2^(l0+r+M))^(j * brev_M(t)) and
-// a 2^M-point transform whose twiddles are shifts (DIT twists first, DIF
-// last): one multiplication per element instead of M/2, and one
-// shared-memory round trip instead of M/2.
-template <int M, bool INV>
-__device__ __forceinline__ void ntt_group(u64* s, u32 E, u32 r, u32 c, u64 l0, u64 lo_tile, u64 dif,
-                                          const u64* __restrict__ tw, u32 tw_log, u64 lanes_high) {
-    constexpr u32 G = 1u << M;
-    const u32 cmask = (1u << c) - 1;
-    const u32 rmask = (1u << r) - 1;
-    const u32 d = 1u << (r + c);
-    const u32 log_b = (u32)l0 + r + M;
-    for (u32 g = threadIdx.x; g < (E >> M); g += blockDim.x) {
-        const u32 lo = g & cmask;
-        const u32 q = g >> c;
-        const u32 e0 = ((((q >> r) << (r + M)) | (q & rmask)) << c) | lo;
-        const u64 j = ((u64)(q & rmask) << l0) | (lanes_high ? 0ull : ((lo_tile << c) | lo));
-        u64 v[G];
-#pragma unroll
-        for (u32 t = 0; t < G; t++) v[t] = s[e0 + t * d];
-        if (dif) small_dif<M, INV>(v);
-        if (j != 0) {
-#pragma unroll
-            for (u32 t = 1; t < G; t++) v[t] = f_mul(v[t], root_pow(tw, tw_log, log_b, j * (__brev(t) >> (32 - M))));
-        }
-        if (!dif) small_dit<M, INV>(v);
-#pragma unroll
-        for (u32 t = 0; t < G; t++) s[e0 + t * d] = v[t];
-    }
-}
-
-// Round of m levels (1 <= m <= MMAX).
-template <int MMAX, bool INV>
-__device__ __forceinline__ void ntt_group_m(u32 m, u64* s, u32 E, u32 r, u32 c, u64 l0, u64 lo_tile, u64 dif,
-                                            const u64* __restrict__ tw, u32 tw_log, u64 lanes_high) {
-#define NTT_GROUP(M)                                                                                                 \
-    if constexpr (MMAX >= M)                                                                                         \
-        if (m == M) return ntt_group<M, INV>(s, E, r, c, l0, lo_tile, dif, tw, tw_log, lanes_high);
-    NTT_GROUP(5)
-    NTT_GROUP(4)
-    NTT_GROUP(3)
-    NTT_GROUP(2)
-#undef NTT_GROUP
-    ntt_group<1, INV>(s, E, r, c, l0, lo_tile, dif, tw, tw_log, lanes_high);
-}
-
-// The pass itself; MMAX 0 runs radix-2 or radix-4 rounds (`radix`), 3..5
-// rounds of register groups of at most 2^MMAX elements.
-template <int MMAX>
-__device__ __forceinline__ void ntt_pass_body(const u64* __restrict__ src, u64* dst, u64 src_stride, u64 dst_stride,
-                                              u64 log_n, u64 l0, u64 k, u64 c, u64 dif, const u64* __restrict__ tw,
-                                              u64 tw_log, u64 load_mode, u64 log_src_n, u64 log_blowup,
-                                              const u64* __restrict__ twist_lo, const u64* __restrict__ twist_hi,
-                                              u64 twist_lo_bits, u64 load_scale, u64 store_scale, u64 radix,
-                                              u64 lanes_high, u64 inv_roots) {
+extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 src_stride, u64 dst_stride,
+                                    u64 log_n, u64 l0, u64 k, u64 c, u64 dif, const u64* __restrict__ tw,
+                                    u64 tw_log, u64 load_mode, u64 log_src_n, u64 log_blowup,
+                                    const u64* __restrict__ twist_lo, const u64* __restrict__ twist_hi,
+                                    u64 twist_lo_bits, u64 load_scale, u64 store_scale, u64 radix,
+                                    u64 lanes_high) {
     extern __shared__ u64 s[];
     const u32 E = 1u << (k + c);
     const u64 col = blockIdx.y;
@@ -226,27 +119,10 @@ __device__ __forceinline__ void ntt_pass_body(const u64* __restrict__ src, u64* 
     }
     __syncthreads();
     const u32 half = E >> 1;
-    u32 done = 0;
-    if constexpr (MMAX > 0) {
-        // Balanced rounds of at most MMAX levels, fewer where the block
-        // has more threads than groups of that size.
-        const int spare = (int)(k + c) - (31 - __clz(blockDim.x));
-        const u32 mmax = (u32)min(MMAX, max(spare, 1));
-        const u32 rounds = ((u32)k + mmax - 1) / mmax;
-        for (u32 i = 0; i < rounds; i++) {
-            const u32 m = ((u32)k - done + (rounds - i) - 1) / (rounds - i);
-            const u32 r = dif ? (u32)k - done - m : done;
-            if (inv_roots) {
-                ntt_group_m<MMAX, true>(m, s, E, r, c, l0, lo_tile, dif, tw, tw_log, lanes_high);
-            } else {
-                ntt_group_m<MMAX, false>(m, s, E, r, c, l0, lo_tile, dif, tw, tw_log, lanes_high);
-            }
-            done += m;
-            __syncthreads();
-        }
-    }
     // Levels in order (DIT upwards, DIF downwards); pairs of levels run as
-    // radix-4 groups when `radix` is 4.
+    // radix-4 groups when `radix` is 4. (Radix-8 groups, three levels per
+    // round trip, measured no faster on the H200: docs/gpu/logs.)
+    u32 done = 0;
     while (done < k) {
         if (radix >= 4 && done + 1 < k) {
             const u32 r = dif ? (k - 2 - done) : done;
@@ -283,20 +159,6 @@ __device__ __forceinline__ void ntt_pass_body(const u64* __restrict__ src, u64* 
         dc[i] = v;
     }
 }
-
-#define NTT_PASS_PARAMS                                                                                              \
-    const u64 *__restrict__ src, u64 *dst, u64 src_stride, u64 dst_stride, u64 log_n, u64 l0, u64 k, u64 c, u64 dif, \
-        const u64 *__restrict__ tw, u64 tw_log, u64 load_mode, u64 log_src_n, u64 log_blowup,                        \
-        const u64 *__restrict__ twist_lo, const u64 *__restrict__ twist_hi, u64 twist_lo_bits, u64 load_scale,       \
-        u64 store_scale, u64 radix, u64 lanes_high, u64 inv_roots
-#define NTT_PASS_ARGS                                                                                                \
-    src, dst, src_stride, dst_stride, log_n, l0, k, c, dif, tw, tw_log, load_mode, log_src_n, log_blowup, twist_lo,  \
-        twist_hi, twist_lo_bits, load_scale, store_scale, radix, lanes_high, inv_roots
-// One kernel per round kind: each gets the registers its own rounds need.
-extern "C" __global__ void ntt_pass(NTT_PASS_PARAMS) { ntt_pass_body<0>(NTT_PASS_ARGS); }
-extern "C" __global__ void ntt_pass_r8(NTT_PASS_PARAMS) { ntt_pass_body<3>(NTT_PASS_ARGS); }
-extern "C" __global__ void ntt_pass_r16(NTT_PASS_PARAMS) { ntt_pass_body<4>(NTT_PASS_ARGS); }
-extern "C" __global__ void ntt_pass_r32(NTT_PASS_PARAMS) { ntt_pass_body<5>(NTT_PASS_ARGS); }
 
 // Sets *flag when any of the first `cols` columns (stride `stride`) holds a
 // non-zero value at a row in [from, height).
