@@ -7,6 +7,8 @@ use backend_api::{validate, BackendError, Coset, Ctx, DeepOps, DeepPoint, Ext, R
 
 /// Rows of barycentric weights a thread makes (`BARY_ROWS` in fri.cu).
 const BARY_ROWS: usize = 8;
+/// Rows of DEEP quotients a thread makes (`DEEP_ROWS` in fri.cu).
+const DEEP_ROWS: usize = 8;
 
 impl DeepOps for CudaBackend {
     fn evaluate_at(&self, ctx: &Ctx, m: &CudaMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
@@ -116,7 +118,8 @@ impl DeepOps for CudaBackend {
                 tw.log as u64,
                 (pi > 0) as u64,
             ];
-            s.launch(dev.func("deep_accum"), grid, threads, 0, &args, &[&d, &acc, &tw.fwd])?;
+            let rows_grid = Self::grid(big.div_ceil(DEEP_ROWS) as u64, threads);
+            s.launch(dev.func("deep_accum"), rows_grid, threads, 0, &args, &[&d, &acc, &tw.fwd])?;
         }
         Ok(Self::matrix(d, big, 3))
     }

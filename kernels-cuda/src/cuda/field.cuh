@@ -25,9 +25,8 @@ __device__ __forceinline__ u64 f_sub(u64 a, u64 b) {
 
 __device__ __forceinline__ u64 f_neg(u64 a) { return a ? GL_P - a : 0ull; }
 
-__device__ __forceinline__ u64 f_mul(u64 a, u64 b) {
-    u64 lo = a * b;
-    u64 hi = __umul64hi(a, b);
+// hi * 2^64 + lo, reduced: 2^64 = 2^32 - 1 and 2^96 = -1 (mod p).
+__device__ __forceinline__ u64 f_reduce128(u64 lo, u64 hi) {
     u64 hh = hi >> 32;
     u64 hl = hi & GL_EPS;
     u64 t0 = lo - hh;
@@ -37,6 +36,30 @@ __device__ __forceinline__ u64 f_mul(u64 a, u64 b) {
     if (r < t1) r += GL_EPS;
     if (r >= GL_P) r -= GL_P;
     return r;
+}
+
+__device__ __forceinline__ u64 f_mul(u64 a, u64 b) { return f_reduce128(a * b, __umul64hi(a, b)); }
+
+// A sum of products kept as a 192-bit integer and reduced once (delayed
+// reduction): exact for fewer than 2^32 terms.
+struct f_acc {
+    u64 lo, hi, top;
+};
+__device__ __forceinline__ f_acc f_acc_zero() { return f_acc{0ull, 0ull, 0ull}; }
+__device__ __forceinline__ void f_acc_madd(f_acc& a, u64 x, u64 y) {
+    const u64 plo = x * y, phi = __umul64hi(x, y);
+    a.lo += plo;
+    const u64 c1 = a.lo < plo;
+    a.hi += phi;
+    u64 c2 = a.hi < phi;
+    a.hi += c1;
+    c2 += a.hi < c1;
+    a.top += c2;
+}
+// 2^128 = -2^32 (mod p), and top < 2^32.
+__device__ __forceinline__ u64 f_acc_reduce(const f_acc& a) {
+    const u64 r = f_reduce128(a.lo, a.hi), t = a.top << 32;
+    return r >= t ? r - t : r - t - GL_EPS;
 }
 
 __device__ __forceinline__ u64 f_sqr(u64 a) { return f_mul(a, a); }

@@ -30,33 +30,67 @@ extern "C" __global__ void fri_fold(const u64* __restrict__ layer, u64* out, u64
     e_store(out, m, i, res);
 }
 
-// acc[i] (=|+=) sum_c coeffs[c] * m[c][i], coeffs given as 3 u64 each.
+// acc[i] (=|+=) sum_c coeffs[c] * m[c][i], coeffs given as 3 u64 each;
+// each coordinate's products summed unreduced.
 extern "C" __global__ void lincomb(u64* acc, const u64* __restrict__ m, const u64* __restrict__ coeffs, u64 width,
                                    u64 n, u64 accumulate) {
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    ext3 s = accumulate ? e_load(acc, n, i) : e_zero();
+    f_acc s0 = f_acc_zero(), s1 = f_acc_zero(), s2 = f_acc_zero();
     for (u32 c = 0; c < width; c++) {
         u64 f = m[(u64)c * n + i];
-        ext3 k = e_make(coeffs[3 * c], coeffs[3 * c + 1], coeffs[3 * c + 2]);
-        s = e_add(s, e_mul_base(k, f));
+        f_acc_madd(s0, coeffs[3 * c], f);
+        f_acc_madd(s1, coeffs[3 * c + 1], f);
+        f_acc_madd(s2, coeffs[3 * c + 2], f);
     }
+    ext3 s = e_make(f_acc_reduce(s0), f_acc_reduce(s1), f_acc_reduce(s2));
+    if (accumulate) s = e_add(e_load(acc, n, i), s);
     e_store(acc, n, i, s);
 }
 
-// d[i] (=|+=) (acc[i] - value) / (x_i - z).
+// d[i] (=|+=) (acc[i] - value) / (x_i - z), DEEP_ROWS rows a thread
+// (blockDim.x apart, so that loads coalesce). With a = x - z =
+// (x - z0, -z1, -z2), 1/a = adj(a) / N(a) as in bary_weights: one
+// inversion serves the thread's norms. N(a) is zero only where a is
+// (x = z), and that row gets zero, as the reference's batch inversion
+// gives.
+#define DEEP_ROWS 8
 extern "C" __global__ void deep_accum(u64* d, const u64* __restrict__ acc, u64 log_n, u64 z0, u64 z1, u64 z2,
                                       u64 v0, u64 v1, u64 v2, u64 shift, const u64* __restrict__ tw, u64 tw_log,
                                       u64 accumulate) {
     const u64 n = 1ull << log_n;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, i));
-    ext3 den = e_make(f_sub(x, z0), f_neg(z1), f_neg(z2));
-    ext3 num = e_sub(e_load(acc, n, i), e_make(v0, v1, v2));
-    ext3 q = e_mul(num, e_inv(den));
-    if (accumulate) q = e_add(q, e_load(d, n, i));
-    e_store(d, n, i, q);
+    const u64 first = (u64)blockIdx.x * blockDim.x * DEEP_ROWS + threadIdx.x;
+    if (first >= n) return;
+    const u64 a1 = f_neg(z1), a2 = f_neg(z2);
+    const u64 two_a1a2 = f_dbl(f_mul(a1, a2)), two_a2a2 = f_dbl(f_sqr(a2)), a1a1 = f_sqr(a1);
+    u64 t0[DEEP_ROWS], t1[DEEP_ROWS], t2[DEEP_ROWS], norm[DEEP_ROWS], before[DEEP_ROWS];
+    u64 all = 1;
+    u32 rows = 0;
+    for (; rows < DEEP_ROWS && first + rows * blockDim.x < n; rows++) {
+        const u32 k = rows;
+        const u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, first + k * blockDim.x));
+        const u64 a0 = f_sub(x, z0);
+        t0[k] = f_sub(f_sqr(a0), two_a1a2);
+        t1[k] = f_sub(two_a2a2, f_mul(a0, a1));
+        t2[k] = f_sub(a1a1, f_mul(a0, a2));
+        norm[k] = f_add(f_mul(a0, t0[k]), f_dbl(f_add(f_mul(a2, t1[k]), f_mul(a1, t2[k]))));
+        before[k] = all;
+        if (norm[k] != 0) all = f_mul(all, norm[k]);
+    }
+    u64 inv = f_inv(all);
+    const ext3 value = e_make(v0, v1, v2);
+    for (int k = (int)rows - 1; k >= 0; k--) {
+        // inv is 1 / (the non-zero norms among norm[0..=k]).
+        u64 s = 0;
+        if (norm[k] != 0) {
+            s = f_mul(inv, before[k]);
+            inv = f_mul(inv, norm[k]);
+        }
+        const u64 i = first + (u64)k * blockDim.x;
+        ext3 q = e_mul(e_sub(e_load(acc, n, i), value), e_make(f_mul(t0[k], s), f_mul(t1[k], s), f_mul(t2[k], s)));
+        if (accumulate) q = e_add(q, e_load(d, n, i));
+        e_store(d, n, i, q);
+    }
 }
 
 // Barycentric weights for the point z: w[i] = x_i / (z - x_i), for
@@ -105,13 +139,17 @@ extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __
     const u64 lo = blockIdx.x * per;
     u64 hi = lo + per;
     if (hi > n) hi = n;
-    ext3 acc = e_zero();
+    // The products summed unreduced (fewer than 2^32 rows a thread).
+    f_acc a = f_acc_zero(), b = f_acc_zero(), c = f_acc_zero();
     for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        acc = e_add(acc, e_mul_base(e_load(w, n, i), m[col * n + i]));
+        const u64 f = m[col * n + i];
+        f_acc_madd(a, w[i], f);
+        f_acc_madd(b, w[n + i], f);
+        f_acc_madd(c, w[2 * n + i], f);
     }
-    sa[threadIdx.x] = acc.a;
-    sb[threadIdx.x] = acc.b;
-    sc[threadIdx.x] = acc.c;
+    sa[threadIdx.x] = f_acc_reduce(a);
+    sb[threadIdx.x] = f_acc_reduce(b);
+    sc[threadIdx.x] = f_acc_reduce(c);
     __syncthreads();
     for (u32 s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s) {
