@@ -1,9 +1,11 @@
 //! `DeepOps`: out-of-domain values by barycentric evaluation and DEEP
 //! quotients.
 
+use crate::stream::{DevBuf, Scope};
 use crate::{ext_of, ext_u64, CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
-use backend_api::{validate, BackendError, Coset, Ctx, DeepOps, DeepPoint, Ext, Result, Stage, F};
+use backend_api::{validate, BackendError, Coset, Ctx, DeepColumns, DeepOps, DeepPoint, Ext, Result, Stage, F};
+use std::sync::Arc;
 
 /// Rows of barycentric weights a thread makes (`BARY_ROWS` in fri.cu).
 const BARY_ROWS: usize = 8;
@@ -77,35 +79,24 @@ impl DeepOps for CudaBackend {
         let dev = self.dev.clone();
         let big = domain.size();
         let tw = self.twiddles(&mut s, domain.log_size)?;
+        // The first two points' combinations go to d and acc together (a
+        // matrix opened at both is read once); d is then made the first
+        // point's quotient in place, and every other point adds its own.
         let d = s.alloc(big * 3)?;
         let acc = s.alloc(big * 3)?;
-        let threads = 128;
-        let grid = Self::grid(big as u64, threads);
+        Self::combine_columns_at(&mut s, &points[0], points.get(1), (&d, &acc), big)?;
         for (pi, p) in points.iter().enumerate() {
-            let mut v = Ext::ZERO;
-            let mut first = true;
-            for cols in &p.columns {
-                for (c, val) in cols.coeffs.iter().zip(&cols.values) {
-                    v += *c * *val;
-                }
-                if cols.matrix.width == 0 {
-                    continue;
-                }
-                let coeffs: Vec<u64> = cols.coeffs.iter().flat_map(|c| ext_u64(*c)).collect();
-                let cb = s.upload(&coeffs)?;
-                let m = &cols.matrix.buf;
-                let args = [acc.ptr, m.ptr, cb.ptr, cols.matrix.width as u64, big as u64, (!first) as u64];
-                s.launch(dev.func("lincomb"), grid, threads, 0, &args, &[&acc, m, &cb])?;
-                first = false;
+            if pi >= 2 {
+                Self::combine_columns_at(&mut s, p, None, (&acc, &acc), big)?;
             }
-            if first {
-                s.memset_zero(&acc, 0, big * 3)?;
-            }
+            let src = if pi == 0 { &d } else { &acc };
+            let v: Ext =
+                p.columns.iter().flat_map(|cols| cols.coeffs.iter().zip(&cols.values).map(|(c, v)| *c * *v)).sum();
             let (z, vv) = (ext_u64(p.point), ext_u64(v));
             let (log, shift) = (domain.log_size as u64, domain.shift.value());
             let args = [
                 d.ptr,
-                acc.ptr,
+                src.ptr,
                 log,
                 z[0],
                 z[1],
@@ -118,8 +109,9 @@ impl DeepOps for CudaBackend {
                 tw.log as u64,
                 (pi > 0) as u64,
             ];
-            let rows_grid = Self::grid(big.div_ceil(DEEP_ROWS) as u64, threads);
-            s.launch(dev.func("deep_accum"), rows_grid, threads, 0, &args, &[&d, &acc, &tw.fwd])?;
+            let (threads, grid) = (128, Self::grid(big.div_ceil(DEEP_ROWS) as u64, 128));
+            let bufs: &[&Arc<DevBuf>] = if pi == 0 { &[&d, &tw.fwd] } else { &[&d, &acc, &tw.fwd] };
+            s.launch(dev.func("deep_accum"), grid, threads, 0, &args, bufs)?;
         }
         Ok(Self::matrix(d, big, 3))
     }
@@ -135,8 +127,57 @@ impl DeepOps for CudaBackend {
         let out = s.alloc(n * 3)?;
         let coeffs: Vec<u64> = weights.iter().flat_map(|c| ext_u64(*c)).collect();
         let cb = s.upload(&coeffs)?;
-        let args = [out.ptr, m.buf.ptr, cb.ptr, w as u64, n as u64, 0];
+        let args = [out.ptr, 0, m.buf.ptr, cb.ptr, 0, w as u64, n as u64, 0, 0];
         s.launch(dev.func("lincomb"), Self::grid(n as u64, 128), 128, 0, &args, &[&out, &m.buf, &cb])?;
         Ok(Self::matrix(out, n, 3))
+    }
+}
+
+impl CudaBackend {
+    /// sum_c coeff_c * column_c over the columns of point `a` into `out.0`
+    /// and of point `b` into `out.1` (3 columns of `big` rows each). A
+    /// matrix opened at both (a table's rows and next rows) is read once
+    /// for both (one `lincomb` with two coefficient sets).
+    fn combine_columns_at(
+        s: &mut Scope,
+        a: &DeepPoint<CudaMatrix>,
+        b: Option<&DeepPoint<CudaMatrix>>,
+        out: (&Arc<DevBuf>, &Arc<DevBuf>),
+        big: usize,
+    ) -> Result<()> {
+        let dev = s.dev.clone();
+        let accs = [out.0, out.1];
+        let mut filled = [false; 2];
+        let mut todo: Vec<(usize, &DeepColumns<CudaMatrix>)> = [Some(a), b]
+            .into_iter()
+            .enumerate()
+            .flat_map(|(pi, p)| p.into_iter().flat_map(|p| &p.columns).map(move |c| (pi, c)))
+            .filter(|(_, c)| c.matrix.width > 0)
+            .collect();
+        let coeffs = |c: &DeepColumns<CudaMatrix>| c.coeffs.iter().flat_map(|k| ext_u64(*k)).collect::<Vec<_>>();
+        let (threads, grid, n) = (128, Self::grid(big as u64, 128), big as u64);
+        while !todo.is_empty() {
+            let (pa, ca) = todo.remove(0);
+            let (m, w) = (&ca.matrix.buf, ca.matrix.width as u64);
+            let ka = s.upload(&coeffs(ca))?;
+            let shared = todo.iter().position(|(pb, cb)| *pb != pa && Arc::ptr_eq(m, &cb.matrix.buf));
+            if let Some(i) = shared {
+                let (pb, cb) = todo.remove(i);
+                let kb = s.upload(&coeffs(cb))?;
+                let args =
+                    [accs[pa].ptr, accs[pb].ptr, m.ptr, ka.ptr, kb.ptr, w, n, filled[pa] as u64, filled[pb] as u64];
+                s.launch(dev.func("lincomb"), grid, threads, 0, &args, &[accs[pa], accs[pb], m, &ka, &kb])?;
+                filled[pb] = true;
+            } else {
+                let args = [accs[pa].ptr, 0, m.ptr, ka.ptr, 0, w, n, filled[pa] as u64, 0];
+                s.launch(dev.func("lincomb"), grid, threads, 0, &args, &[accs[pa], m, &ka])?;
+            }
+            filled[pa] = true;
+        }
+        let points = if b.is_some() { 2 } else { 1 };
+        for (acc, _) in accs.iter().zip(filled).take(points).filter(|(_, f)| !*f) {
+            s.memset_zero(acc, 0, big * 3)?;
+        }
+        Ok(())
     }
 }

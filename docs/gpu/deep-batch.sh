@@ -5,11 +5,11 @@
 # the old and new builds alternated: prove_air (cubic AIR 2^20 x 64,
 # blowup 4) and kiln prove of the 2^20-cycle program (whole-process wall,
 # warm caches). Binaries in ${B:-.gpu-run}: vs_cpu, conformance_cuda,
-# prove_air-{old,new}, kiln-{old,new}. Log in $OUT/deep-batch.log.
+# prove_air-{old,new}, kiln-{old,new}. Log in $OUT/${LOG:-deep-batch.log}.
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 B=${B:-.gpu-run}; export KILN_CACHE_DIR=/tmp/kiln-cache CUDA_CACHE_PATH=/tmp/nv-cache
-exec > >(tee -a "$OUT/deep-batch.log") 2>&1
+exec > >(tee -a "$OUT/${LOG:-deep-batch.log}") 2>&1
 echo "== $(nvidia-smi -L | head -1); $(nproc) cores"
 echo "== vs_cpu"
 $B/vs_cpu --test-threads 1 2>&1 | grep -E "test result|FAILED|panicked"

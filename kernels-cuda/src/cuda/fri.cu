@@ -30,32 +30,45 @@ extern "C" __global__ void fri_fold(const u64* __restrict__ layer, u64* out, u64
     e_store(out, m, i, res);
 }
 
-// acc[i] (=|+=) sum_c coeffs[c] * m[c][i], coeffs given as 3 u64 each;
-// each coordinate's products summed unreduced.
-extern "C" __global__ void lincomb(u64* acc, const u64* __restrict__ m, const u64* __restrict__ coeffs, u64 width,
-                                   u64 n, u64 accumulate) {
+// a[i] (=|+=) sum_c ka[c] * m[c][i], coefficients given as 3 u64 each,
+// and, when kb is not null, b[i] (=|+=) sum_c kb[c] * m[c][i] from the
+// same read of the columns. Each coordinate's products are summed
+// unreduced.
+extern "C" __global__ void lincomb(u64* a, u64* b, const u64* __restrict__ m, const u64* __restrict__ ka,
+                                   const u64* __restrict__ kb, u64 width, u64 n, u64 accumulate_a, u64 accumulate_b) {
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    f_acc s0 = f_acc_zero(), s1 = f_acc_zero(), s2 = f_acc_zero();
+    f_acc a0 = f_acc_zero(), a1 = f_acc_zero(), a2 = f_acc_zero();
+    f_acc b0 = f_acc_zero(), b1 = f_acc_zero(), b2 = f_acc_zero();
     for (u32 c = 0; c < width; c++) {
         u64 f = m[(u64)c * n + i];
-        f_acc_madd(s0, coeffs[3 * c], f);
-        f_acc_madd(s1, coeffs[3 * c + 1], f);
-        f_acc_madd(s2, coeffs[3 * c + 2], f);
+        f_acc_madd(a0, ka[3 * c], f);
+        f_acc_madd(a1, ka[3 * c + 1], f);
+        f_acc_madd(a2, ka[3 * c + 2], f);
+        if (kb) {
+            f_acc_madd(b0, kb[3 * c], f);
+            f_acc_madd(b1, kb[3 * c + 1], f);
+            f_acc_madd(b2, kb[3 * c + 2], f);
+        }
     }
-    ext3 s = e_make(f_acc_reduce(s0), f_acc_reduce(s1), f_acc_reduce(s2));
-    if (accumulate) s = e_add(e_load(acc, n, i), s);
-    e_store(acc, n, i, s);
+    ext3 sa = e_make(f_acc_reduce(a0), f_acc_reduce(a1), f_acc_reduce(a2));
+    if (accumulate_a) sa = e_add(e_load(a, n, i), sa);
+    e_store(a, n, i, sa);
+    if (kb) {
+        ext3 sb = e_make(f_acc_reduce(b0), f_acc_reduce(b1), f_acc_reduce(b2));
+        if (accumulate_b) sb = e_add(e_load(b, n, i), sb);
+        e_store(b, n, i, sb);
+    }
 }
 
 // d[i] (=|+=) (acc[i] - value) / (x_i - z), DEEP_ROWS rows a thread
-// (blockDim.x apart, so that loads coalesce). With a = x - z =
+// (blockDim.x apart, so that loads coalesce); acc may be d (in place). With a = x - z =
 // (x - z0, -z1, -z2), 1/a = adj(a) / N(a) as in bary_weights: one
 // inversion serves the thread's norms. N(a) is zero only where a is
 // (x = z), and that row gets zero, as the reference's batch inversion
 // gives.
 #define DEEP_ROWS 8
-extern "C" __global__ void deep_accum(u64* d, const u64* __restrict__ acc, u64 log_n, u64 z0, u64 z1, u64 z2,
+extern "C" __global__ void deep_accum(u64* d, const u64* acc, u64 log_n, u64 z0, u64 z1, u64 z2,
                                       u64 v0, u64 v1, u64 v2, u64 shift, const u64* __restrict__ tw, u64 tw_log,
                                       u64 accumulate) {
     const u64 n = 1ull << log_n;
