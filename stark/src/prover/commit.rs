@@ -102,19 +102,26 @@ impl<B: Backend> Committed<B> {
         }
     }
 
-    /// The columns' polynomials at `points`, off `domain` (the matrix's):
-    /// spilled, from the whole matrix uploaded.
+    /// The columns' polynomials at `points`, off `domain` (the matrix's).
+    /// Their degree is below the height over 2^log_rate, so every
+    /// 2^log_rate-th row (the coset shift * <w^(2^log_rate)>) determines
+    /// them exactly: only those rows are read, taken on the backend when
+    /// kept, uploaded when spilled.
     pub(crate) fn evaluate_at(
         &self,
         s: Option<&Spiller<B>>,
         backend: &B,
         ctx: &Ctx,
-        domain: Coset,
+        (domain, log_rate): (Coset, u32),
         points: &[Ext],
     ) -> Result<Vec<Vec<Ext>>> {
+        let rows = Coset::new(domain.log_size - log_rate, domain.shift);
         match &self.store {
             Store::Recomputed(r) => r.recipe.evaluate_at(backend, ctx, points),
-            _ => backend.evaluate_at(ctx, self.piece(s, ctx, 0, 0)?.get(), domain, points),
+            Store::Kept { lde, .. } if log_rate > 0 => {
+                backend.evaluate_at(ctx, &backend.stride_rows(ctx, lde, 0, log_rate)?, rows, points)
+            }
+            _ => backend.evaluate_at(ctx, self.piece(s, ctx, 0, log_rate)?.get(), rows, points),
         }
     }
 

@@ -223,7 +223,10 @@ impl<B: Backend> Prover<'_, B> {
                     Some(a) => a.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?,
                     None => vec![vec![]; points.len()],
                 };
-                let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, self.lde_domain(t), &[z])?.remove(0);
+                // The parts have degree below n: one n-point coset of
+                // the LDE domain determines them.
+                let rate = shape.log_lde - shape.log_n;
+                let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, (self.lde_domain(t), rate), &[z])?.remove(0);
                 Ok(TableOod { main, aux, quotient })
             })?)
         })?;
