@@ -57,10 +57,7 @@ __device__ __forceinline__ void f_acc_madd(f_acc& a, u64 x, u64 y) {
     a.top += c2;
 }
 // 2^128 = -2^32 (mod p), and top < 2^32.
-__device__ __forceinline__ u64 f_acc_reduce(const f_acc& a) {
-    const u64 r = f_reduce128(a.lo, a.hi), t = a.top << 32;
-    return r >= t ? r - t : r - t - GL_EPS;
-}
+__device__ __forceinline__ u64 f_acc_reduce(const f_acc& a) { return f_sub(f_reduce128(a.lo, a.hi), a.top << 32); }
 
 __device__ __forceinline__ u64 f_sqr(u64 a) { return f_mul(a, a); }
 

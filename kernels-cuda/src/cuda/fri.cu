@@ -62,11 +62,11 @@ extern "C" __global__ void lincomb(u64* a, u64* b, const u64* __restrict__ m, co
 }
 
 // d[i] (=|+=) (acc[i] - value) / (x_i - z), DEEP_ROWS rows a thread
-// (blockDim.x apart, so that loads coalesce); acc may be d (in place). With a = x - z =
-// (x - z0, -z1, -z2), 1/a = adj(a) / N(a) as in bary_weights: one
-// inversion serves the thread's norms. N(a) is zero only where a is
-// (x = z), and that row gets zero, as the reference's batch inversion
-// gives.
+// (blockDim.x apart, so that loads coalesce); acc may be d (in place).
+// With a = x - z = (x - z0, -z1, -z2), 1/a = adj(a) / N(a) as in
+// bary_weights: one inversion serves the thread's norms. N(a) is zero
+// only where a is (x = z), and that row gets zero, as the reference's
+// batch inversion gives.
 #define DEEP_ROWS 8
 extern "C" __global__ void deep_accum(u64* d, const u64* acc, u64 log_n, u64 z0, u64 z1, u64 z2,
                                       u64 v0, u64 v1, u64 v2, u64 shift, const u64* __restrict__ tw, u64 tw_log,
