@@ -1,0 +1,177 @@
+//! The Goldilocks operations that `field.cuh` writes as PTX carry chains,
+//! run on the host by a small interpreter of the PTX they contain and
+//! compared with 128-bit integer arithmetic. CI has no GPU; this checks the
+//! exact asm text the device compiles, on edge values and random inputs.
+
+use std::collections::HashMap;
+
+use kernels_cuda::FIELD_H;
+
+const P: u64 = 0xFFFF_FFFF_0000_0001;
+
+/// The PTX lines of the asm block in the device function `name`.
+fn asm_block(name: &str) -> Vec<String> {
+    let start = FIELD_H
+        .find(&format!("u64 {name}(u64 a, u64 b) {{"))
+        .unwrap_or_else(|| panic!("{name} not found in field.cuh"));
+    let body = &FIELD_H[start..];
+    let asm = &body[body.find("asm(").expect("no asm block")..body.find(": \"=l\"").expect("no outputs")];
+    // Concatenate the string literals, then split the PTX into statements.
+    let mut text = String::new();
+    let mut rest = asm;
+    while let Some(open) = rest.find('"') {
+        let close = open + 1 + rest[open + 1..].find('"').expect("unterminated literal");
+        text.push_str(&rest[open + 1..close]);
+        rest = &rest[close + 1..];
+    }
+    text.replace("\\n", "\n")
+        .replace("\\t", "")
+        .split(['\n', ';'])
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty() && s != "{" && s != "}" && !s.starts_with(".reg"))
+        .collect()
+}
+
+/// Runs PTX `lines` with `%1 = a`, `%2 = b` and returns `%0`.
+fn run(lines: &[String], a: u64, b: u64) -> u64 {
+    let mut regs: HashMap<String, u64> = HashMap::new();
+    regs.insert("%1".into(), a);
+    regs.insert("%2".into(), b);
+    let mut carry = 0u64;
+    for line in lines {
+        let (op, args) = line.split_once(char::is_whitespace).unwrap_or_else(|| panic!("bad line {line}"));
+        if op == "mov.b64" {
+            if let Some(pair) = args.strip_prefix('{') {
+                // {lo, hi}, %n: unpack.
+                let (pair, src) = pair.split_once('}').unwrap();
+                let (lo, hi) = pair.split_once(',').unwrap();
+                let v = regs[src.trim_start_matches(',').trim()];
+                regs.insert(lo.trim().into(), v & 0xFFFF_FFFF);
+                regs.insert(hi.trim().into(), v >> 32);
+            } else {
+                // %0, {lo, hi}: pack.
+                let (dst, pair) = args.split_once(',').unwrap();
+                let (lo, hi) = pair.trim().trim_matches(['{', '}']).split_once(',').unwrap();
+                let v = regs[lo.trim()] | (regs[hi.trim()] << 32);
+                regs.insert(dst.trim().into(), v);
+            }
+            continue;
+        }
+        let ops: Vec<&str> = args.split(',').map(str::trim).collect();
+        let val = |s: &str, regs: &HashMap<String, u64>| -> u64 {
+            if let Some(v) = regs.get(s) {
+                *v
+            } else if let Some(hex) = s.strip_prefix("0x") {
+                u64::from_str_radix(hex, 16).unwrap() & 0xFFFF_FFFF
+            } else {
+                s.parse::<u64>().unwrap_or_else(|_| panic!("unknown operand {s} in {line}"))
+            }
+        };
+        let src: Vec<u64> = ops[1..].iter().map(|s| val(s, &regs)).collect();
+        let parts: Vec<&str> = op.split('.').collect();
+        let sets_cc = parts.contains(&"cc");
+        let product = |x: u64, y: u64| if parts.contains(&"hi") { (x * y) >> 32 } else { (x * y) & 0xFFFF_FFFF };
+        // Results as i128 so borrows show as negatives.
+        let wide: i128 = match parts[0] {
+            "mul" => product(src[0], src[1]) as i128,
+            "mad" => (product(src[0], src[1]) + src[2]) as i128,
+            "madc" => (product(src[0], src[1]) + src[2] + carry) as i128,
+            "add" => (src[0] + src[1]) as i128,
+            "addc" => (src[0] + src[1] + carry) as i128,
+            "sub" => src[0] as i128 - src[1] as i128,
+            "subc" => src[0] as i128 - src[1] as i128 - carry as i128,
+            "setp" => {
+                assert_eq!(op, "setp.ne.u32", "unsupported {line}");
+                regs.insert(ops[0].into(), u64::from(src[0] != src[1]));
+                continue;
+            }
+            "selp" => {
+                let v = if src[2] != 0 { src[0] } else { src[1] };
+                regs.insert(ops[0].into(), v);
+                continue;
+            }
+            _ => panic!("unsupported instruction {line}"),
+        };
+        if sets_cc {
+            carry = if parts[0].starts_with("sub") { u64::from(wide < 0) } else { (wide >> 32) as u64 };
+        }
+        regs.insert(ops[0].into(), (wide as u64) & 0xFFFF_FFFF);
+    }
+    regs["%0"]
+}
+
+/// Edge values and random draws, canonical or not.
+fn inputs(canonical: bool) -> Vec<(u64, u64)> {
+    let mut edges = vec![0, 1, 2, P - 1, P - 2, 0xFFFF_FFFF, 1 << 32, (1 << 32) + 1, 1 << 63, P - (1 << 32)];
+    edges.extend([0xFFFF_FFFE_0000_0000, 0xFFFF_FFFE_FFFF_FFFF, (P - 1) / 2, 0x0000_0001_FFFF_FFFF]);
+    if !canonical {
+        edges.extend([P, P + 1, u64::MAX, u64::MAX - 1, 0xFFFF_FFFF_FFFF_0000]);
+    }
+    let mut out: Vec<(u64, u64)> = edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b))).collect();
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in 0..100_000u64 {
+        // Draws near 0, near p and near 2^32 multiples reach the rare carries.
+        let mut draw = |k: u64| {
+            let r = next();
+            let v = match (i + k) % 4 {
+                0 => r,
+                1 => P.wrapping_sub(1 + (r >> 30)),
+                2 => r >> 30,
+                _ => r & 0xFFFF_FFFF_0000_0000 | (r >> 62),
+            };
+            if canonical {
+                v % P
+            } else {
+                v
+            }
+        };
+        out.push((draw(0), draw(1)));
+    }
+    out
+}
+
+fn check(name: &str, canonical: bool, reference: impl Fn(u64, u64) -> u64) {
+    let lines = asm_block(name);
+    assert!(lines.len() > 5, "{name}: {lines:?}");
+    let mut bad = Vec::new();
+    for (a, b) in inputs(canonical) {
+        let got = run(&lines, a, b);
+        if got != reference(a, b) {
+            bad.push((a, b, got));
+        }
+    }
+    assert!(bad.is_empty(), "{name}: {} wrong, first {:x?}", bad.len(), &bad[..bad.len().min(4)]);
+}
+
+#[test]
+fn f_mul_asm_is_the_canonical_product_of_any_words() {
+    check("f_mul", false, |a, b| ((a as u128 * b as u128) % P as u128) as u64);
+}
+
+#[test]
+fn f_add_asm_is_the_canonical_sum() {
+    check("f_add", true, |a, b| ((a as u128 + b as u128) % P as u128) as u64);
+}
+
+#[test]
+fn f_sub_asm_is_the_canonical_difference() {
+    check("f_sub", true, |a, b| ((a as u128 + P as u128 - b as u128) % P as u128) as u64);
+}
+
+#[test]
+fn the_interpreter_sees_a_dropped_carry() {
+    // The same product with its final carry fold removed must disagree.
+    let lines: Vec<String> = asm_block("f_mul").into_iter().filter(|l| l != "addc.u32 c, c, 0").collect();
+    let wrong = inputs(false)
+        .into_iter()
+        .filter(|&(a, b)| run(&lines, a, b) != ((a as u128 * b as u128) % P as u128) as u64)
+        .count();
+    assert!(wrong > 0);
+}
