@@ -15,15 +15,21 @@ impl MerkleOps for CudaBackend {
         let n = m.height;
         let dev = self.dev.clone();
         let digests = s.alloc((2 * n - 1) * 4)?;
-        let node_k = match hash {
-            HashKind::Blake3 => "blake3_nodes",
-            HashKind::Keccak256 => "keccak_nodes",
+        let (node_k, top_k) = match hash {
+            HashKind::Blake3 => ("blake3_nodes", "blake3_top"),
+            HashKind::Keccak256 => ("keccak_nodes", "keccak_top"),
         };
         let threads = 128;
         Self::hash_leaves(&mut s, m, hash, &digests)?;
         let offs = level_offsets(n);
         let mut count = n / 2;
         for l in 1..offs.len() {
+            if count <= threads as usize {
+                // This level and every one above it in one block.
+                let args = [digests.ptr, offs[l - 1] as u64, 2 * count as u64];
+                s.launch(dev.func(top_k), (1, 1, 1), threads, 0, &args, &[&digests])?;
+                break;
+            }
             let src = digests.at(4 * offs[l - 1]);
             let dst = digests.at(4 * offs[l]);
             let grid = Self::grid(count as u64, threads);

@@ -67,10 +67,8 @@ extern "C" __global__ void blake3_leaves(const u64* __restrict__ m, u64 height, 
     for (int i = 0; i < 4; i++) o[i] = (u64)result[2 * i] | ((u64)result[2 * i + 1] << 32);
 }
 
-extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u64 count) {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    const u64* p = in + i * 8;
+// The parent of the two digests at p, into o.
+__device__ __forceinline__ void blake3_node(const u64* p, u64* o) {
     u32 w[16];
 #pragma unroll
     for (int t = 0; t < 8; t++) {
@@ -80,9 +78,26 @@ extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u6
     }
     u32 h[8];
     b3_hash_block(w, 64, h);
-    u64* o = out + i * 4;
 #pragma unroll
     for (int t = 0; t < 4; t++) o[t] = (u64)h[2 * t] | ((u64)h[2 * t + 1] << 32);
+}
+
+extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u64 count) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    blake3_node(in + i * 8, out + i * 4);
+}
+
+// Every level above the `count` digests at digest `src` of d, up to the
+// root, in one block (see keccak_top).
+extern "C" __global__ void blake3_top(u64* d, u64 src, u64 count) {
+    while (count > 1) {
+        const u64 dst = src + count;
+        count >>= 1;
+        for (u64 i = threadIdx.x; i < count; i += blockDim.x) blake3_node(d + 4 * (src + 2 * i), d + 4 * (dst + i));
+        __syncthreads();
+        src = dst;
+    }
 }
 
 // out[k] = src[idx[k]]: row values and authentication paths for openings.

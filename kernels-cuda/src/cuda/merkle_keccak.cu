@@ -29,10 +29,8 @@ extern "C" __global__ void keccak_leaves(const u64* __restrict__ m, u64 height, 
     for (int i = 0; i < 4; i++) o[i] = st[i];
 }
 
-extern "C" __global__ void keccak_nodes(const u64* __restrict__ in, u64* out, u64 count) {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    const u64* p = in + i * 8;
+// The parent of the two digests at p, into o.
+__device__ __forceinline__ void keccak_node(const u64* p, u64* o) {
     u64 st[25];
 #pragma unroll
     for (int t = 0; t < 25; t++) st[t] = 0;
@@ -41,7 +39,26 @@ extern "C" __global__ void keccak_nodes(const u64* __restrict__ in, u64* out, u6
     st[8] = 1ull;
     st[16] = 0x8000000000000000ull;
     keccak_f(st);
-    u64* o = out + i * 4;
 #pragma unroll
     for (int t = 0; t < 4; t++) o[t] = st[t];
+}
+
+extern "C" __global__ void keccak_nodes(const u64* __restrict__ in, u64* out, u64 count) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    keccak_node(in + i * 8, out + i * 4);
+}
+
+// Every level above the `count` digests at digest `src` of d (levels
+// stored one after another), up to the root, in one block synchronised
+// between levels: a tree's small top levels each cost a launch's latency
+// more than their hashing does.
+extern "C" __global__ void keccak_top(u64* d, u64 src, u64 count) {
+    while (count > 1) {
+        const u64 dst = src + count;
+        count >>= 1;
+        for (u64 i = threadIdx.x; i < count; i += blockDim.x) keccak_node(d + 4 * (src + 2 * i), d + 4 * (dst + i));
+        __syncthreads();
+        src = dst;
+    }
 }
