@@ -36,11 +36,17 @@ pub struct NttTuning {
     /// 2^min(log_blowup, 3) elements; 1.2-1.4x faster at 2^20 x 64) or run
     /// them in shared memory (whole contiguous tiles).
     pub lde_skip_zero_levels: bool,
+    /// Runs an overlapped upload-and-extend splits a matrix into, 1..=64
+    /// (each at most 64 MiB): the first run's transfer is the LDE's head
+    /// start, the last run's extension its tail. 16 took the 2^20 x 64
+    /// trace's main round from 19.8-20.2 ms (8 runs) to 18.6-18.9 ms on the
+    /// H200 (docs/gpu/logs/s18/tuning.log).
+    pub upload_runs: u32,
 }
 
 impl Default for NttTuning {
     fn default() -> NttTuning {
-        NttTuning { tile_log: 13, threads: 256, radix: 4, lanes: true, lde_skip_zero_levels: true }
+        NttTuning { tile_log: 13, threads: 256, radix: 4, lanes: true, lde_skip_zero_levels: true, upload_runs: 16 }
     }
 }
 
@@ -110,7 +116,8 @@ impl CudaConfig {
     /// The defaults with the `KILN_CUDA_*` tuning variables applied:
     /// `KILN_CUDA_NTT_TILE_LOG` (10..=13), `KILN_CUDA_NTT_THREADS` (64..=1024,
     /// a power of two), `KILN_CUDA_NTT_RADIX` (2 or 4), `KILN_CUDA_NTT_LANES`
-    /// (0 or 1), `KILN_CUDA_LDE_SKIP` (0 or 1), `KILN_CUDA_COMPOSE`
+    /// (0 or 1), `KILN_CUDA_LDE_SKIP` (0 or 1), `KILN_CUDA_UPLOAD_RUNS`
+    /// (1..=64), `KILN_CUDA_COMPOSE`
     /// (`generated` or `interpret`), `KILN_CUDA_STREAMS` (1..=64),
     /// `KILN_CUDA_DEBUG_RACES` (0 or 1). An unusable value is an error
     /// naming the variable, not a silent default.
@@ -147,6 +154,9 @@ impl CudaConfig {
         if let Some(kv) = get("KILN_CUDA_LDE_SKIP") {
             c.ntt.lde_skip_zero_levels = flag(kv)?;
         }
+        if let Some((k, v)) = get("KILN_CUDA_UPLOAD_RUNS") {
+            c.ntt.upload_runs = v.parse().ok().filter(|r| (1..=64).contains(r)).ok_or_else(|| bad(k, v, "1..=64"))?;
+        }
         if let Some((k, v)) = get("KILN_CUDA_STREAMS") {
             c.streams = v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| bad(k, v, "1..=64"))?;
         }
@@ -182,6 +192,7 @@ mod tests {
             ("KILN_CUDA_NTT_RADIX", "2"),
             ("KILN_CUDA_NTT_LANES", "0"),
             ("KILN_CUDA_LDE_SKIP", "0"),
+            ("KILN_CUDA_UPLOAD_RUNS", "5"),
             ("KILN_CUDA_COMPOSE", "interpret"),
             ("KILN_CUDA_STREAMS", "3"),
             ("KILN_CUDA_DEBUG_RACES", "1"),
@@ -191,7 +202,14 @@ mod tests {
         assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_STREAMS", "0")])).is_err());
         assert_eq!(
             c.ntt,
-            NttTuning { tile_log: 11, threads: 512, radix: 2, lanes: false, lde_skip_zero_levels: false }
+            NttTuning {
+                tile_log: 11,
+                threads: 512,
+                radix: 2,
+                lanes: false,
+                lde_skip_zero_levels: false,
+                upload_runs: 5
+            }
         );
         assert_eq!(c.compose, ComposeKernel::Interpreted);
         let e = CudaConfig::from_vars(vars(&[("KILN_CUDA_NTT_THREADS", "300")])).unwrap_err();

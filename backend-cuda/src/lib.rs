@@ -152,6 +152,8 @@ pub struct CudaBackend {
     tw: TwiddleCache,
     /// Skip the zero-padded levels of the LDE (see [`NttTuning`]).
     skip_zero_levels: bool,
+    /// Runs of an overlapped upload and LDE (see [`NttTuning`]).
+    upload_runs: usize,
     compose: ComposeKernel,
 }
 
@@ -173,7 +175,8 @@ impl CudaBackend {
     pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<CudaBackend> {
         let dev = Device::new(ordinal, &config)?;
         let (skip_zero_levels, compose) = (config.ntt.lde_skip_zero_levels, config.compose);
-        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, compose })
+        let upload_runs = config.ntt.upload_runs.max(1) as usize;
+        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, upload_runs, compose })
     }
 
     /// Compiles and loads, in parallel, the kernels generated for these

@@ -92,8 +92,8 @@ impl NttOps for CudaBackend {
         let trace = s.alloc(n * w)?;
         let lde = Lde::new(&mut s, log_n, log_blowup, w, shift)?;
         let out = s.alloc((n << log_blowup) * w)?;
-        // About eight runs, each at most 64 MiB.
-        let run_columns = ((n * w / 8).min(OVERLAP_RUN_ELEMS) / n).max(1);
+        // About `upload_runs` runs, each at most 64 MiB.
+        let run_columns = ((n * w / self.upload_runs).min(OVERLAP_RUN_ELEMS) / n).max(1);
         let data: &[u64] = bytemuck::cast_slice(evals.data());
         s.htod_overlapped(data, &trace, run_columns * n, |s, first, len| {
             self.lde_columns(s, &tw, &lde, &trace, &out, first / n, len / n)
@@ -143,7 +143,7 @@ impl NttOps for CudaBackend {
     }
 }
 
-/// Elements of one overlapped upload's run: the size of a staging buffer.
+/// Most elements of one overlapped upload's run (64 MiB).
 const OVERLAP_RUN_ELEMS: usize = 8 << 20;
 
 /// The factors an LDE's first forward pass multiplies coefficient k by,
