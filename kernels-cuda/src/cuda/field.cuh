@@ -246,8 +246,8 @@ __device__ __forceinline__ void e_store(u64* base, u64 stride, u64 i, ext3 v) {
 }
 
 // A sum of extension products alpha * v, each coordinate an f_acc until
-// e_acc_reduce: composition adds one such product per constraint, and
-// three multiply-adds cost a fifth of a reduced product and sum.
+// e_acc_reduce (composition, column combinations, barycentric sums): three
+// multiply-adds cost a fifth of a reduced product and sum.
 struct e_acc {
     f_acc a, b, c;
 };
