@@ -178,8 +178,12 @@ __device__ __forceinline__ u64 f_acc_reduce(const f_acc& a) {
 
 __device__ __forceinline__ u64 f_sqr(u64 a) { return f_mul(a, a); }
 
+// Kept rolled: an asm f_mul is one instruction to NVVM's unroller, so a
+// loop of products looks cheap and is unrolled in full (f_inv's 64 steps
+// became some 2,700 SASS instructions at each call site).
 __device__ __forceinline__ u64 f_pow(u64 a, u64 e) {
     u64 acc = 1;
+#pragma unroll 1
     while (e) {
         if (e & 1) acc = f_mul(acc, a);
         a = f_sqr(a);
@@ -188,8 +192,29 @@ __device__ __forceinline__ u64 f_pow(u64 a, u64 e) {
     return acc;
 }
 
-// a^(p-2); zero maps to zero.
-__device__ __forceinline__ u64 f_inv(u64 a) { return f_pow(a, GL_P - 2); }
+// x^(2^n).
+__device__ __forceinline__ u64 f_sqn(u64 x, u32 n) {
+#pragma unroll 1
+    for (u32 k = 0; k < n; k++) x = f_sqr(x);
+    return x;
+}
+
+// a^(p-2); zero maps to zero. An addition chain through x_k = a^(2^k - 1):
+// 64 squarings and 9 products (the binary method takes 126), as
+// p - 2 = (2^31 - 1) 2^33 + 2^32 - 1. Not inlined: one copy a module
+// instead of one a call site (e_inv in every LogUp interaction), for a
+// call's cost next to some 1,800 instructions.
+__device__ __noinline__ u64 f_inv(u64 a) {
+    const u64 x2 = f_mul(f_sqr(a), a);
+    const u64 x3 = f_mul(f_sqr(x2), a);
+    const u64 x6 = f_mul(f_sqn(x3, 3), x3);
+    const u64 x12 = f_mul(f_sqn(x6, 6), x6);
+    const u64 x24 = f_mul(f_sqn(x12, 12), x12);
+    const u64 x30 = f_mul(f_sqn(x24, 6), x6);
+    const u64 x31 = f_mul(f_sqr(x30), a);
+    const u64 x32 = f_mul(f_sqr(x31), a);
+    return f_mul(f_sqn(x31, 33), x32);
+}
 
 // Reverses the low `bits` bits of i.
 __device__ __forceinline__ u64 brev_bits(u64 i, u32 bits) { return bits ? (__brevll(i) >> (64 - bits)) : 0ull; }
