@@ -25,6 +25,7 @@
 //! NTT tile, 2^4 to 2^11 elements, to exercise multi-pass transforms at
 //! small sizes).
 
+mod base;
 mod compose;
 mod deep;
 mod device;
@@ -43,9 +44,8 @@ use backend_api::fault::FaultSite;
 use backend_api::gate::Permit;
 use backend_api::memory::{stage_bytes, TableDims};
 use backend_api::{
-    validate, BackendBase, BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint,
-    DeviceMatrix, DeviceTree, Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result,
-    RowOpening, Stage, F,
+    BackendError, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Digest, Ext,
+    FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 use device::Device;
 use std::sync::Arc;
@@ -283,46 +283,6 @@ fn ext_of(v: &[u64]) -> Ext {
 /// A u64 as two push-constant words (low first).
 fn words(v: u64) -> [u32; 2] {
     [v as u32, (v >> 32) as u32]
-}
-
-impl BackendBase for WgpuBackend {
-    type Matrix = WgpuMatrix;
-    type Tree = WgpuTree;
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn upload(&self, ctx: &Ctx, m: &ColMatrix) -> Result<WgpuMatrix> {
-        let stage = Stage::Upload;
-        let (h, w) = (m.height(), m.width());
-        let _permit = self.admit_bytes(stage, ctx, (8 * h * w) as u64)?;
-        let out = self.alloc_matrix(stage, ctx, h, w)?;
-        let data: &[u64] = bytemuck::cast_slice(m.data());
-        for (buf, first, cols) in out.pieces() {
-            self.dev.write(stage, ctx, buf, 0, &data[first * h..(first + cols) * h])?;
-        }
-        Ok(out)
-    }
-
-    fn download(&self, ctx: &Ctx, m: &WgpuMatrix) -> Result<ColMatrix> {
-        let parts: Vec<(&wgpu::Buffer, u64, u64)> =
-            m.pieces().map(|(b, _, cols)| (b, 0, (cols * m.height) as u64)).collect();
-        let v = self.dev.read(Stage::Download, ctx, &parts)?;
-        Ok(ColMatrix::new(m.width, m.height, v.into_iter().map(F::new).collect()))
-    }
-
-    fn reshape(&self, _ctx: &Ctx, m: &WgpuMatrix, height: usize) -> Result<WgpuMatrix> {
-        validate::reshape(m, height)?;
-        let a = m.height / height;
-        Ok(WgpuMatrix { bufs: m.bufs.clone(), height, width: m.width * a, cpb: m.cpb * a })
-    }
-
-    /// Waits for the queue: wgpu returns freed memory on its own once the
-    /// work that used it has finished.
-    fn drain(&self) -> Result<()> {
-        self.synchronize()
-    }
 }
 
 impl NttOps for WgpuBackend {
