@@ -7,6 +7,7 @@ use crate::device::groups_for;
 use crate::ntt::shared_runs;
 use crate::{WgpuBackend, WgpuMatrix, WgpuTree};
 use backend_api::{validate, BackendBase, ColMatrix, Ctx, Result, Stage, F};
+use rayon::prelude::*;
 
 const ROWS: &str = include_str!("shaders/rows.wgsl");
 
@@ -71,7 +72,7 @@ impl BackendBase for WgpuBackend {
         let parts: Vec<(&wgpu::Buffer, u64, u64)> =
             m.pieces().map(|(b, _, cols)| (b, 0, (cols * m.height) as u64)).collect();
         let v = self.dev.read(Stage::Download, ctx, &parts)?;
-        Ok(ColMatrix::new(m.width, m.height, v.into_iter().map(F::new).collect()))
+        Ok(ColMatrix::new(m.width, m.height, v.into_par_iter().map(F::new).collect()))
     }
 
     fn reshape(&self, _ctx: &Ctx, m: &WgpuMatrix, height: usize) -> Result<WgpuMatrix> {

@@ -7,6 +7,7 @@
 use backend_api::fault::{FaultInjector, FaultSite};
 use backend_api::gate::Gate;
 use backend_api::{BackendError, Ctx, Stage};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -88,6 +89,11 @@ pub fn probe() -> Vec<AdapterInfo> {
 pub(crate) const WG: u32 = 256;
 /// Push-constant bytes every kernel may use (the least Vulkan guarantees).
 pub(crate) const PC_BYTES: u32 = 128;
+/// Bytes of an upload staged and sent at a time: the device copies one
+/// piece while the host fills the next.
+const WRITE_PIECE: usize = 64 << 20;
+/// Bytes one thread copies into or out of staging memory.
+const FILL_CHUNK: usize = 1 << 20;
 
 /// The device state shared by every backend made with the same settings
 /// in a process: the wgpu device, its queue and the compiled kernels, so a
@@ -328,8 +334,20 @@ impl Device {
         data: &[u64],
     ) -> Result<(), BackendError> {
         self.check(FaultSite::TransferToDevice, stage, ctx, 8 * data.len() as u64)?;
-        if !data.is_empty() {
-            self.queue.write_buffer(buf, offset, bytemuck::cast_slice(data));
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        for (k, piece) in bytes.chunks(WRITE_PIECE).enumerate() {
+            let at = offset + (k * WRITE_PIECE) as u64;
+            let size = wgpu::BufferSize::new(piece.len() as u64).expect("chunks are not empty");
+            // wgpu's `write_buffer` fills its staging memory on one thread;
+            // this view is filled by all of them.
+            let mut view = self
+                .queue
+                .write_buffer_with(buf, at, size)
+                .ok_or_else(|| self.err(stage, ctx, format!("write of {size} bytes at {at} refused")))?;
+            view.par_chunks_mut(FILL_CHUNK).zip(piece.par_chunks(FILL_CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+            drop(view);
+            // Sent now, so the device copies this piece while the next fills.
+            self.queue.submit([]);
         }
         Ok(())
     }
@@ -469,7 +487,22 @@ impl Device {
             if let Err(e) = result {
                 return Err(self.decline(stage, ctx, 8 * words, format!("read-back mapping: {e}")));
             }
-            out.extend_from_slice(bytemuck::cast_slice::<u8, u64>(&slice.get_mapped_range()));
+            {
+                // Copied out by every core: one thread's copy from mapped
+                // memory bounds large read-backs otherwise.
+                let mapped = slice.get_mapped_range();
+                let src: &[u64] = bytemuck::cast_slice(&mapped);
+                let (at, words) = (out.len(), src.len());
+                // `out` holds `total` words: every part fits its capacity.
+                let spare = &mut out.spare_capacity_mut()[..words];
+                spare.par_chunks_mut(FILL_CHUNK / 8).zip(src.par_chunks(FILL_CHUNK / 8)).for_each(|(d, s)| {
+                    for (d, s) in d.iter_mut().zip(s) {
+                        d.write(*s);
+                    }
+                });
+                // SAFETY: the `words` slots past `at` were all written above.
+                unsafe { out.set_len(at + words) };
+            }
             staging.unmap();
             pending.clear();
             Ok(())
