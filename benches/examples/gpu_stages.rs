@@ -36,14 +36,20 @@ fn time<T>(t: &mut Times, name: &str, sync: &dyn Fn(), f: impl FnOnce() -> T) ->
 fn stages<B: Backend>(b: &B, sync: &dyn Fn(), log_n: u32, width: usize, t: &mut Times) -> Result<(), String> {
     let ctx = Ctx::table("bench");
     let e = |e: backend_api::BackendError| e.to_string();
-    let m = b.upload(&ctx, &random_matrix(log_n, width, 1)).map_err(e)?;
+    let host = random_matrix(log_n, width, 1);
+    let m = time(t, "upload", sync, || b.upload(&ctx, &host)).map_err(e)?;
+    time(t, "download", sync, || b.download(&ctx, &m)).map_err(e)?;
+    // A round trip: what each root, opening and grinding batch waits for.
+    let tiny = b.upload(&ctx, &random_matrix(2, 1, 3)).map_err(e)?;
     sync();
+    time(t, "download 4 words", sync, || b.download(&ctx, &tiny)).map_err(e)?;
     time(t, "ntt", sync, || b.ntt(&ctx, &m)).map_err(e)?;
     time(t, "intt", sync, || b.intt(&ctx, &m)).map_err(e)?;
     for lb in [1u32, 2, 3] {
         time(t, &format!("coset_lde x{}", 1 << lb), sync, || b.coset_lde(&ctx, &m, lb, GENERATOR)).map_err(e)?;
     }
     let lde = b.coset_lde(&ctx, &m, 1, GENERATOR).map_err(e)?;
+    time(t, "stride_rows /2", sync, || b.stride_rows(&ctx, &lde, 0, 1)).map_err(e)?;
     for h in HashKind::ALL {
         time(t, &format!("merkle {} x2", h.name()), sync, || b.commit(&ctx, &lde, h)).map_err(e)?;
     }

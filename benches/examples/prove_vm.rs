@@ -29,6 +29,9 @@ fn prove_once<B: Backend>(
 fn report(name: &str, s: &ProveStats) {
     let stages: Vec<String> = s.per_stage().iter().map(|(k, d)| format!("{k} {:.1}", ms(*d))).collect();
     println!("{name:<5} prove {:>9.1} ms   [{}]", ms(s.total), stages.join(", "));
+    // Stage times add up over tables that run at once; the rounds are wall time.
+    let rounds: Vec<String> = s.rounds.iter().map(|(k, d)| format!("{k} {:.1}", ms(*d))).collect();
+    println!("{:<5} rounds [{}]", "", rounds.join(", "));
 }
 
 fn main() -> ExitCode {
