@@ -85,6 +85,49 @@ impl Analysis {
     }
 }
 
+/// Marks `root`'s cone in `live`: the nodes a row needs for it that are
+/// not marked yet, not descending below a node for which `given` holds
+/// (its value comes from the constant buffer). Returns how many it marked.
+pub fn mark_cone(cs: &ConstraintSystem, root: usize, given: &dyn Fn(usize) -> bool, live: &mut [bool]) -> usize {
+    let (mut stack, mut added) = (vec![root], 0);
+    while let Some(i) = stack.pop() {
+        if live[i] {
+            continue;
+        }
+        live[i] = true;
+        added += 1;
+        if !given(i) {
+            stack.extend(operands(&cs.nodes[i]));
+        }
+    }
+    added
+}
+
+/// The constraints in consecutive runs (neighbours tend to share nodes),
+/// each growing until its cone ([`mark_cone`]) would pass `max_nodes`: a
+/// generated kernel per run compiles in far less time than one for all
+/// (a GPU compiler's time grows faster than a kernel's length). A system
+/// without constraints is one empty part.
+pub fn parts(cs: &ConstraintSystem, max_nodes: usize, given: &dyn Fn(usize) -> bool) -> Vec<Vec<usize>> {
+    let mut parts = vec![];
+    let (mut run, mut live, mut nodes) = (Vec::new(), vec![false; cs.nodes.len()], 0);
+    for (k, c) in cs.constraints.iter().enumerate() {
+        let mut grown = live.clone();
+        let added = mark_cone(cs, c.node as usize, given, &mut grown);
+        if !run.is_empty() && nodes + added > max_nodes {
+            parts.push(std::mem::take(&mut run));
+            grown = vec![false; cs.nodes.len()];
+            nodes = mark_cone(cs, c.node as usize, given, &mut grown);
+        } else {
+            nodes += added;
+        }
+        run.push(k);
+        live = grown;
+    }
+    parts.push(run);
+    parts
+}
+
 /// The value of every column-free node (`None` for the others), given the
 /// statement's challenges, publics and auxiliary values: what the hoisted
 /// nodes hold on every row.

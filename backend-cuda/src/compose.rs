@@ -17,7 +17,7 @@
 //! NVRTC compilation per AIR and machine (cold, the slowest part: under a
 //! second on the H200 for the VM's CPU table; then the disk cache).
 
-use backend_api::analysis::{column_free_values, operands, Analysis};
+use backend_api::analysis::{self, column_free_values, Analysis};
 use backend_api::ir::{ConstraintDomain, ConstraintSystem, Leaf, Node};
 use backend_api::{Ext, LogUp, F};
 use std::fmt::Write;
@@ -141,45 +141,17 @@ fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[us
     s
 }
 
-/// The constraints in consecutive runs (neighbours tend to share nodes),
-/// each run growing until its nodes would pass [`PART_NODES`]; a system
-/// without constraints is one empty part (its kernel stores zeros).
+/// The constraints in runs whose kernels need at most [`PART_NODES`]
+/// nodes ([`analysis::parts`]).
 fn parts(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout) -> Vec<Vec<usize>> {
-    let mut parts = vec![];
-    let (mut run, mut live, mut nodes) = (Vec::new(), vec![false; cs.nodes.len()], 0);
-    for (k, c) in cs.constraints.iter().enumerate() {
-        let mut grown = live.clone();
-        let added = mark_cone(cs, a, cl, c.node as usize, &mut grown);
-        if !run.is_empty() && nodes + added > PART_NODES {
-            parts.push(std::mem::take(&mut run));
-            grown = vec![false; cs.nodes.len()];
-            nodes = mark_cone(cs, a, cl, c.node as usize, &mut grown);
-        } else {
-            nodes += added;
-        }
-        run.push(k);
-        live = grown;
-    }
-    parts.push(run);
-    parts
+    analysis::parts(cs, PART_NODES, &|i| a.hoisted[i] && cl.hoisted[i].is_some())
 }
 
 /// Marks live the nodes `root` needs per row that are not live yet (a
 /// node with a constant-buffer slot needs nothing below it); returns how
 /// many it marked.
 fn mark_cone(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, root: usize, live: &mut [bool]) -> usize {
-    let (mut stack, mut added) = (vec![root], 0);
-    while let Some(i) = stack.pop() {
-        if live[i] {
-            continue;
-        }
-        live[i] = true;
-        added += 1;
-        if !(a.hoisted[i] && cl.hoisted[i].is_some()) {
-            stack.extend(operands(&cs.nodes[i]));
-        }
-    }
-    added
+    analysis::mark_cone(cs, root, &|i| a.hoisted[i] && cl.hoisted[i].is_some(), live)
 }
 
 /// The constraint domains and the names of their sums in the kernel.
