@@ -10,7 +10,7 @@
 
 use crate::device::groups_for;
 use crate::{ext_u64, invalid, shader, words, WgpuBackend, WgpuMatrix};
-use backend_api::analysis::{column_free_values, Analysis};
+use backend_api::analysis::{self, column_free_values, Analysis};
 use backend_api::ir::{ConstraintDomain, ConstraintSystem, Leaf, Node};
 use backend_api::memory::TableDims;
 use backend_api::{validate, ComposeInputs, Ctx, Ext, Result, Stage, F};
@@ -82,12 +82,13 @@ pub(crate) fn emit_nodes(
     s: &mut String,
     cs: &ConstraintSystem,
     a: &Analysis,
+    live: &[bool],
     leaf: &dyn Fn(Leaf) -> String,
     hoisted: &dyn Fn(usize) -> String,
     after: &mut dyn FnMut(&mut String, usize),
 ) {
     for (i, node) in cs.nodes.iter().enumerate() {
-        if !a.live[i] {
+        if !live[i] {
             continue;
         }
         let v = |x: u32| (format!("v{x}"), a.is_base[x as usize]);
@@ -164,10 +165,44 @@ const COMPOSE_PC: &str = "struct Pc {
 var<push_constant> pc: Pc;
 ";
 
-/// The composition kernel's WGSL body (the field library goes in front).
-pub(crate) fn generate(cs: &ConstraintSystem, split: Split) -> String {
+/// Most nodes one composition kernel computes per row: the driver's
+/// compile time grows faster than a kernel's length (on the H200 the first
+/// prove of the 2^20-cycle program spent 46 s compiling its one kernel per
+/// table), so a system is split into parts of about this many nodes, each
+/// a kernel of its own, run one after another.
+const PART_NODES: usize = 96;
+
+/// The composition kernels' WGSL bodies (the field library goes in front),
+/// one per part of the constraints ([`analysis::parts`]). The first part
+/// stores its quotient values, every later one adds its own to them: field
+/// addition is exact, so the sum is the same element whatever the split.
+pub(crate) fn generate(cs: &ConstraintSystem, split: Split) -> Vec<String> {
     let a = Analysis::new(cs);
     let cl = const_layout(cs, &a);
+    let given = |i: usize| a.hoisted[i];
+    analysis::parts(cs, PART_NODES, &given)
+        .iter()
+        .enumerate()
+        .map(|(p, ks)| {
+            let mut live = vec![false; cs.nodes.len()];
+            for &k in ks {
+                analysis::mark_cone(cs, cs.constraints[k].node as usize, &given, &mut live);
+            }
+            generate_part(cs, &a, &cl, split, (ks, &live), p == 0)
+        })
+        .collect()
+}
+
+/// One kernel: the nodes the constraints `ks` need (`live`), their sums
+/// per domain, and the quotient they contribute, stored (`first`) or added.
+fn generate_part(
+    cs: &ConstraintSystem,
+    a: &Analysis,
+    cl: &ConstLayout,
+    split: Split,
+    (ks, live): (&[usize], &[bool]),
+    first: bool,
+) -> String {
     let mut s = String::from(COMPOSE_PC);
     let mut b = 0;
     for (name, count) in [("main", split.main), ("aux", split.aux), ("fix", split.fix)] {
@@ -216,22 +251,23 @@ pub(crate) fn generate(cs: &ConstraintSystem, split: Split) -> String {
             cst_ext(o)
         }
     };
-    emit_nodes(&mut s, cs, &a, &leaf, &hoisted, &mut |s, node| {
-        for &k in &a.roots[node] {
+    emit_nodes(&mut s, cs, a, live, &leaf, &hoisted, &mut |s, node| {
+        for &k in a.roots[node].iter().filter(|k| ks.contains(k)) {
             let c = &cs.constraints[k];
             let name = GROUPS.iter().find(|g| g.0 == c.domain).map(|g| g.1).expect("all domains listed");
             let term = binop('*', (cst_ext(cl.alphas + 3 * k), false), (format!("v{node}"), a.is_base[node]));
             let _ = writeln!(s, "    {name} = e_add({name}, {term});");
         }
     });
-    emit_quotient(&mut s, cs);
+    emit_quotient(&mut s, cs, ks, first);
     s
 }
 
-/// Divides each domain's sum by its vanishing polynomial at x and stores
-/// the quotient at row i.
-fn emit_quotient(s: &mut String, cs: &ConstraintSystem) {
-    let has = |d: ConstraintDomain| cs.constraints.iter().any(|c| c.domain == d);
+/// Divides each domain's sum (of the constraints `ks`) by its vanishing
+/// polynomial at x and stores the quotient at row i (`store`), or adds it
+/// to what is there.
+fn emit_quotient(s: &mut String, cs: &ConstraintSystem, ks: &[usize], store: bool) {
+    let has = |d: ConstraintDomain| ks.iter().any(|&k| cs.constraints[k].domain == d);
     let (all, tr, first, last) = (
         has(ConstraintDomain::AllRows),
         has(ConstraintDomain::Transition),
@@ -258,6 +294,9 @@ fn emit_quotient(s: &mut String, cs: &ConstraintSystem) {
         s.push_str("    q = e_add(q, e_mul_base(g_first, f_inv(f_sub(x, f_one()))));\n");
     } else if last {
         s.push_str("    q = e_add(q, e_mul_base(g_last, f_inv(f_sub(x, pc.g_inv))));\n");
+    }
+    if !store {
+        s.push_str("    q = e_add(q, E3(out[i], out[n_big + i], out[2u * n_big + i]));\n");
     }
     s.push_str("    out[i] = q.a;\n    out[n_big + i] = q.b;\n    out[2u * n_big + i] = q.c;\n}\n");
 }
@@ -323,10 +362,12 @@ impl WgpuBackend {
             ));
         }
         let tw = self.twiddles(stage, ctx, log_big)?;
-        let body = generate(cs, split);
         let mut writable = vec![false; bindings as usize - 1];
         writable.push(true);
-        let k = self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &body, 1), &writable)?;
+        let kernels = generate(cs, split)
+            .iter()
+            .map(|body| self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, body, 1), &writable))
+            .collect::<Result<Vec<_>>>()?;
         let cl = const_layout(cs, &Analysis::new(cs));
         let cst = self.upload_u64(stage, ctx, &constants(inputs, &cl))?;
         // 1 / (x^n - 1) takes 2^log_blowup values on the coset: x^n = s^n w_B^j.
@@ -355,9 +396,36 @@ impl WgpuBackend {
             }
         }
         bufs.extend([&cst, &zinv, &tw.fwd, obuf]);
+        // The parts in order: the first stores, the rest add.
         let mut job = self.dev.job(stage, ctx);
-        job.dispatch(&k, &bufs, &pc, groups_for(big as u64))?;
+        for k in &kernels {
+            job.dispatch(k, &bufs, &pc, groups_for(big as u64))?;
+        }
         job.submit()?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_system_is_composed_by_parts_of_which_only_the_first_stores() {
+        use stark::Air;
+        let cubic = stark::examples::Cubic::new(64);
+        let cs = cubic.constraints();
+        let split = Split { main: 1, aux: 0, fix: 0, next: false };
+        let sources = generate(cs, split);
+        assert!(sources.len() > 2, "{} nodes in {} part(s)", cs.nodes.len(), sources.len());
+        let add = "q = e_add(q, E3(out[i]";
+        assert!(!sources[0].contains(add));
+        assert!(sources[1..].iter().all(|s| s.contains(add)));
+        // Every constraint's alpha is read by exactly one part.
+        for k in 0..cs.constraints.len() {
+            let cl = const_layout(cs, &Analysis::new(cs));
+            let alpha = cst_ext(cl.alphas + 3 * k);
+            assert_eq!(sources.iter().filter(|s| s.contains(&alpha)).count(), 1, "constraint {k}");
+        }
     }
 }

@@ -60,7 +60,7 @@ pub(crate) fn generate(logup: &LogUp, main: u32, fix: u32, out: u32) -> String {
         }
     };
     let hoisted = |i: usize| lit(consts[i].map_or(F::ZERO, |e| e.0[0]));
-    emit_nodes(&mut s, cs, &a, &leaf, &hoisted, &mut |_, _| {});
+    emit_nodes(&mut s, cs, &a, &a.live, &leaf, &hoisted, &mut |_, _| {});
     let alphas = 3 * logup.interactions();
     let c3 = |o: usize| format!("E3(cst[{o}], cst[{}], cst[{}])", o + 1, o + 2);
     s.push_str("    var term = e_zero();\n");
