@@ -361,12 +361,57 @@ impl Device {
         source: &str,
         writable: &[bool],
     ) -> Result<Arc<Kernel>, BackendError> {
+        let mut ks = self.kernels(stage, ctx, &[source], writable)?;
+        ks.pop().ok_or_else(|| self.err(stage, ctx, "no kernel compiled"))
+    }
+
+    /// [`Device::kernel`] for several sources (one binding layout), those
+    /// not compiled yet compiled side by side: the driver compiles a
+    /// pipeline on the calling thread, and the parts of a table's
+    /// composition are its slowest kernels to compile.
+    pub(crate) fn kernels(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        sources: &[&str],
+        writable: &[bool],
+    ) -> Result<Vec<Arc<Kernel>>, BackendError> {
         let mut cache = self.kernels.lock().map_err(|_| self.err(stage, ctx, "kernel cache lock poisoned"))?;
-        if let Some(k) = cache.get(source) {
-            return Ok(k.clone());
+        let mut seen = std::collections::HashSet::new();
+        let missing: Vec<&str> =
+            sources.iter().copied().filter(|s| !cache.contains_key(*s) && seen.insert(*s)).collect();
+        if !missing.is_empty() {
+            // One scope for the batch: scopes are the device's, not a
+            // thread's, so no other thread's work may run inside it.
+            let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
+            self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let built: Vec<Kernel> = match missing[..] {
+                [one] => vec![self.build_kernel(one, writable)],
+                _ => std::thread::scope(|scope| {
+                    let handles: Vec<_> =
+                        missing.iter().map(|src| scope.spawn(move || self.build_kernel(src, writable))).collect();
+                    handles.into_iter().map(|h| h.join()).collect::<Result<_, _>>()
+                })
+                .map_err(|_| self.err(stage, ctx, "a kernel-compiling thread panicked"))?,
+            };
+            let error = pollster::block_on(self.device.pop_error_scope());
+            drop(scopes);
+            if let Some(e) = error {
+                return Err(self.err(stage, ctx, format!("kernel does not compile: {e}")));
+            }
+            for (src, k) in missing.iter().zip(built) {
+                cache.insert(src.to_string(), Arc::new(k));
+            }
         }
-        let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
-        self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        sources
+            .iter()
+            .map(|s| cache.get(*s).cloned().ok_or_else(|| self.err(stage, ctx, "kernel missing from the cache")))
+            .collect()
+    }
+
+    /// The shader module, binding layout and pipeline of one kernel
+    /// (errors go to the caller's error scope).
+    fn build_kernel(&self, source: &str, writable: &[bool]) -> Kernel {
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: None,
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -403,14 +448,7 @@ impl Device {
             compilation_options: Default::default(),
             cache: None,
         });
-        let error = pollster::block_on(self.device.pop_error_scope());
-        drop(scopes);
-        if let Some(e) = error {
-            return Err(self.err(stage, ctx, format!("kernel does not compile: {e}")));
-        }
-        let k = Arc::new(Kernel { pipeline, layout, bindings: writable.len() });
-        cache.insert(source.to_string(), k.clone());
-        Ok(k)
+        Kernel { pipeline, layout, bindings: writable.len() }
     }
 
     /// Starts recording the work of one operation.
