@@ -12,8 +12,8 @@ use rayon::prelude::*;
 const ROWS: &str = include_str!("shaders/rows.wgsl");
 
 /// One strided copy of every column of a matrix (`rows.wgsl`): 2^log_k
-/// rows, source row `src.1 + k 2^src.2` (wrapping), destination row
-/// `dst.1 + k 2^dst.2`.
+/// rows, source row `src.0 + k 2^src.1` (wrapping), destination row
+/// `dst.0 + k 2^dst.1`.
 struct RowCopy {
     log_k: u32,
     src: (u32, u32),

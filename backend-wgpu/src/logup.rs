@@ -63,22 +63,48 @@ pub(crate) fn generate(logup: &LogUp, main: u32, fix: u32, out: u32) -> String {
     emit_nodes(&mut s, cs, &a, &a.live, &leaf, &hoisted, &mut |_, _| {});
     let alphas = 3 * logup.interactions();
     let c3 = |o: usize| format!("E3(cst[{o}], cst[{}], cst[{}])", o + 1, o + 2);
-    s.push_str("    var term = e_zero();\n");
-    for j in 0..logup.interactions() {
+    // The denominators d_j are inverted together (Montgomery's trick on
+    // their norms): one f_inv a row instead of one an interaction, which
+    // the driver also compiles in a fraction of the time. A zero norm
+    // counts as one in the products and gives a zero inverse, as the
+    // reference's batch inversion.
+    let k = logup.interactions();
+    for j in 0..k {
         let first = logup.first_expr(j);
-        let _ = writeln!(s, "    {{\n        var d = {};", c3(3 * j));
-        for k in 0..logup.arities[j] {
-            let v = cs.constraints[first + k].node;
-            let _ = writeln!(s, "        d = e_sub(d, e_mul_base({}, v{v}));", c3(alphas + 3 * k));
+        let _ = writeln!(s, "    var d{j} = {};", c3(3 * j));
+        for a in 0..logup.arities[j] {
+            let v = cs.constraints[first + a].node;
+            let _ = writeln!(s, "    d{j} = e_sub(d{j}, e_mul_base({}, v{v}));", c3(alphas + 3 * a));
         }
-        let m = cs.constraints[first + logup.arities[j]].node;
         let _ = writeln!(
             s,
-            "        let h = e_inv(d);\n        st3({}u, i, h);\n        term = e_add(term, e_mul_base(h, v{m}));\n    }}",
+            "    let t{j} = e_adj(d{j});\n    let n{j} = e_norm(d{j}, t{j});\n    let z{j} = f_is_zero(n{j});\n\
+             \x20   let m{j} = select(n{j}, f_one(), z{j});"
+        );
+        let prev = if j == 0 { "f_one()".to_string() } else { format!("p{}", j - 1) };
+        let _ = writeln!(s, "    let p{j} = f_mul({prev}, m{j});");
+    }
+    if k > 0 {
+        let _ = writeln!(s, "    var inv = f_inv(p{});", k - 1);
+    }
+    // Backwards: inv is 1 / (m_0 ... m_j) on entry to step j.
+    for j in (0..k).rev() {
+        let before = if j == 0 { "inv".to_string() } else { format!("f_mul(inv, p{})", j - 1) };
+        let _ = writeln!(s, "    let r{j} = select({before}, vec2<u32>(0u, 0u), z{j});");
+        if j > 0 {
+            let _ = writeln!(s, "    inv = f_mul(inv, m{j});");
+        }
+    }
+    s.push_str("    var term = e_zero();\n");
+    for j in 0..k {
+        let m = cs.constraints[logup.first_expr(j) + logup.arities[j]].node;
+        let _ = writeln!(
+            s,
+            "    let h{j} = e_mul_base(t{j}, r{j});\n    st3({}u, i, h{j});\n    term = e_add(term, e_mul_base(h{j}, v{m}));",
             3 * j
         );
     }
-    let _ = writeln!(s, "    st3({}u, i, term);\n}}", 3 * logup.interactions());
+    let _ = writeln!(s, "    st3({}u, i, term);\n}}", 3 * k);
     s
 }
 

@@ -172,12 +172,21 @@ fn e_mul(x: E3, y: E3) -> E3 {
     return E3(c0, c1, c2);
 }
 
-// Inverse through the norm; zero maps to zero.
-fn e_inv(x: E3) -> E3 {
+// The adjugate t of x: x t is the norm of x, a base element.
+fn e_adj(x: E3) -> E3 {
     let t0 = f_sub(f_sqr(x.a), f_dbl(f_mul(x.b, x.c)));
     let t1 = f_sub(f_dbl(f_sqr(x.c)), f_mul(x.a, x.b));
     let t2 = f_sub(f_sqr(x.b), f_mul(x.a, x.c));
-    let norm = f_add(f_mul(x.a, t0), f_dbl(f_add(f_mul(x.c, t1), f_mul(x.b, t2))));
-    let inv = f_inv(norm);
-    return E3(f_mul(t0, inv), f_mul(t1, inv), f_mul(t2, inv));
+    return E3(t0, t1, t2);
+}
+
+// The norm x t of x, given its adjugate t.
+fn e_norm(x: E3, t: E3) -> vec2<u32> {
+    return f_add(f_mul(x.a, t.a), f_dbl(f_add(f_mul(x.c, t.b), f_mul(x.b, t.c))));
+}
+
+// Inverse through the norm; zero maps to zero.
+fn e_inv(x: E3) -> E3 {
+    let t = e_adj(x);
+    return e_mul_base(t, f_inv(e_norm(x, t)));
 }
