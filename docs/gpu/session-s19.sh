@@ -15,8 +15,9 @@
 #   wgpucold  `kiln prove --backend wgpu` of the 2^20-cycle program with
 #          the driver's shader cache off and in a fresh folder, for each
 #          binary in $COLDW (what a first prove on a machine pays);
-#   wgpucheck  the wgpu conformance groups compose, stark_proofs and
-#          vm_proofs on the H200 (to 2^18 rows), and $CHECK_KILN's wgpu proof
+#   wgpucheck  the wgpu conformance groups $WGROUPS (compose,
+#          stark_proofs and vm_proofs) on the H200 (to 2^18 rows), and
+#          (when that binary is carried) $CHECK_KILN's wgpu proof
 #          against its CUDA proof.
 # Run from the repository root:
 #   bash docs/gpu/session-s19.sh cold|wgpu|check|wgpucold|wgpucheck
@@ -88,10 +89,11 @@ wgpucold)
 wgpucheck)
     vulkan
     export KILN_REQUIRE_WGPU=1
-    for g in compose stark_proofs vm_proofs; do
+    for g in ${WGROUPS:-compose stark_proofs vm_proofs}; do
         KILN_CONFORMANCE_MAX_LOG=18 $B/conformance-wgpu "wgpu::$g" --exact --test-threads 1 2>&1 \
             | grep -E "cases|test result" | tee -a "$L"
     done
+    [ -e "$B/${CHECK_KILN:-kiln-new}" ] || exit 0
     for be in cuda wgpu; do
         $B/${CHECK_KILN:-kiln-new} prove $CHAIN --backend $be --out "$OUT/$be.proof" | grep -E "^proof" | tee -a "$L"
     done
