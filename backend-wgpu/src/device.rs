@@ -649,3 +649,55 @@ pub(crate) fn groups_for(n: u64) -> (u32, u32, u32) {
         (65535, g.div_ceil(65535) as u32, 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel storing `v` at every word of its output.
+    fn store(v: u32) -> String {
+        format!(
+            "struct Pc {{ n: u32 }}\nvar<push_constant> pc: Pc;\n\
+             @group(0) @binding(0) var<storage, read_write> out: array<u32>;\n\
+             @compute @workgroup_size(64)\n\
+             fn main(@builtin(global_invocation_id) id: vec3<u32>) {{\n    if (id.x < pc.n) {{ out[id.x] = {v}u; }}\n}}\n"
+        )
+    }
+
+    #[test]
+    fn a_batch_compiles_each_source_once_and_a_bad_one_is_a_typed_error() {
+        let settings =
+            Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64: false, tile_log: None };
+        let dev = match Device::new(&settings) {
+            Ok(d) => d,
+            Err(e) => {
+                assert!(!std::env::var("KILN_REQUIRE_WGPU").is_ok_and(|v| v == "1"), "no wgpu adapter: {e}");
+                eprintln!("no wgpu adapter: skipped ({e})");
+                return;
+            }
+        };
+        let ctx = Ctx::table("batch");
+        let (a, b) = (store(7), store(9));
+        // A source twice in one batch is compiled once; each kernel runs as its own.
+        let ks = dev.kernels(Stage::Compose, &ctx, &[&a, &b, &a], &[true]).unwrap();
+        assert!(Arc::ptr_eq(&ks[0], &ks[2]) && !Arc::ptr_eq(&ks[0], &ks[1]));
+        let again = dev.kernel(Stage::Compose, &ctx, &b, &[true]).unwrap();
+        assert!(Arc::ptr_eq(&again, &ks[1]), "a compiled kernel comes from the cache");
+        for (k, want) in [(&ks[0], 7u64), (&ks[1], 9)] {
+            let out = dev.alloc(Stage::Compose, &ctx, 8 * 64).unwrap();
+            let mut job = dev.job(Stage::Compose, &ctx);
+            job.dispatch(k, &[&out], &[128], (2, 1, 1)).unwrap();
+            job.submit().unwrap();
+            let words = dev.read(Stage::Compose, &ctx, &[(&out, 0, 64)]).unwrap();
+            assert!(words.iter().all(|&w| w == want | (want << 32)), "kernel storing {want}");
+        }
+        // A batch with a source that does not compile fails as a whole, typed.
+        let bad = a.replace("out[id.x] = 7u;", "out[id.x] = undefined_name;");
+        match dev.kernels(Stage::Compose, &ctx, &[&b, &bad], &[true]) {
+            Err(BackendError::Device { stage: Stage::Compose, message, .. }) => {
+                assert!(message.contains("does not compile"), "{message}")
+            }
+            other => panic!("expected a typed compile error, got {:?}", other.map(|v| v.len())),
+        }
+    }
+}
