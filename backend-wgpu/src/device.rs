@@ -691,9 +691,10 @@ mod tests {
             let words = dev.read(Stage::Compose, &ctx, &[(&out, 0, 64)]).unwrap();
             assert!(words.iter().all(|&w| w == want | (want << 32)), "kernel storing {want}");
         }
-        // A batch with a source that does not compile fails as a whole, typed.
-        let bad = a.replace("out[id.x] = 7u;", "out[id.x] = undefined_name;");
-        match dev.kernels(Stage::Compose, &ctx, &[&b, &bad], &[true]) {
+        // A batch with a source that does not compile fails as a whole,
+        // typed, also when it compiles on a thread of its own.
+        let (good, bad) = (store(11), a.replace("out[id.x] = 7u;", "out[id.x] = undefined_name;"));
+        match dev.kernels(Stage::Compose, &ctx, &[&good, &bad], &[true]) {
             Err(BackendError::Device { stage: Stage::Compose, message, .. }) => {
                 assert!(message.contains("does not compile"), "{message}")
             }
