@@ -81,8 +81,8 @@ pub(crate) fn generate(logup: &LogUp, main: u32, fix: u32, out: u32) -> String {
             "    let t{j} = e_adj(d{j});\n    let n{j} = e_norm(d{j}, t{j});\n    let z{j} = f_is_zero(n{j});\n\
              \x20   let m{j} = select(n{j}, f_one(), z{j});"
         );
-        let prev = if j == 0 { "f_one()".to_string() } else { format!("p{}", j - 1) };
-        let _ = writeln!(s, "    let p{j} = f_mul({prev}, m{j});");
+        let p = if j == 0 { format!("m{j}") } else { format!("f_mul(p{}, m{j})", j - 1) };
+        let _ = writeln!(s, "    let p{j} = {p};");
     }
     if k > 0 {
         let _ = writeln!(s, "    var inv = f_inv(p{});", k - 1);
