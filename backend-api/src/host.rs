@@ -37,6 +37,16 @@ pub fn fill_columns<T: Send>(out: &mut [T], height: usize, fill: impl Fn(usize, 
     });
 }
 
+/// `copy(dst piece, src piece)` over pieces of 512 KiB on every core:
+/// copies into and out of a device's staging memory, which one thread's
+/// memcpy (about 5 GB/s) would bound rather than the bus. `copy` is
+/// `copy_from_slice`, or a variant with streamed stores.
+pub fn parallel_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T], copy: fn(&mut [T], &[T])) {
+    use rayon::prelude::*;
+    let piece = ((512 << 10) / std::mem::size_of::<T>().max(1)).max(1);
+    dst.par_chunks_mut(piece).zip(src.par_chunks(piece)).for_each(|(d, s)| copy(d, s));
+}
+
 /// A zeroed buffer of `len` elements from the allocator's zeroed path
 /// (calloc: large requests are fresh mmap pages, already zero), so the
 /// zeros are not written by one thread before the parallel kernels write

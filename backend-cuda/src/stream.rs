@@ -25,6 +25,7 @@
 use crate::device::Device;
 use crate::race::{Detector, EventClock, Label, Race, StreamId};
 use backend_api::fault::FaultSite;
+use backend_api::host::parallel_copy;
 use backend_api::{BackendError, Ctx, Lane, Stage};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
@@ -184,15 +185,6 @@ impl Drop for DevBuf {
             claim.own(-(self.bytes as i64));
         }
     }
-}
-
-/// Copies through the pinned buffer with every host thread, `copy` on each
-/// piece: one thread's memcpy (~5 GB/s) would otherwise bound the
-/// transfer, not the bus.
-fn parallel_copy(dst: &mut [u64], src: &[u64], copy: fn(&mut [u64], &[u64])) {
-    use rayon::prelude::*;
-    const PIECE: usize = 1 << 16;
-    dst.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).for_each(|(d, s)| copy(d, s));
 }
 
 /// `d.copy_from_slice(s)` with non-temporal stores, for uploads into

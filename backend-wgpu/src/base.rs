@@ -6,8 +6,8 @@
 use crate::device::groups_for;
 use crate::ntt::shared_runs;
 use crate::{WgpuBackend, WgpuMatrix, WgpuTree};
+use backend_api::host::try_zeroed;
 use backend_api::{validate, BackendBase, ColMatrix, Ctx, Result, Stage, F};
-use rayon::prelude::*;
 
 const ROWS: &str = include_str!("shaders/rows.wgsl");
 
@@ -69,10 +69,13 @@ impl BackendBase for WgpuBackend {
     }
 
     fn download(&self, ctx: &Ctx, m: &WgpuMatrix) -> Result<ColMatrix> {
+        let stage = Stage::Download;
         let parts: Vec<(&wgpu::Buffer, u64, u64)> =
             m.pieces().map(|(b, _, cols)| (b, 0, (cols * m.height) as u64)).collect();
-        let v = self.dev.read(Stage::Download, ctx, &parts)?;
-        Ok(ColMatrix::new(m.width, m.height, v.into_par_iter().map(F::new).collect()))
+        // The device holds canonical values: F's own representation.
+        let mut data: Vec<F> = try_zeroed(m.height * m.width).map_err(|e| e.at(stage, ctx))?;
+        self.dev.read_into(stage, ctx, &parts, bytemuck::cast_slice_mut(&mut data))?;
+        Ok(ColMatrix::new(m.width, m.height, data))
     }
 
     fn reshape(&self, _ctx: &Ctx, m: &WgpuMatrix, height: usize) -> Result<WgpuMatrix> {

@@ -6,8 +6,8 @@
 
 use backend_api::fault::{FaultInjector, FaultSite};
 use backend_api::gate::Gate;
+use backend_api::host::{parallel_copy, try_zeroed};
 use backend_api::{BackendError, Ctx, Stage};
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -92,8 +92,6 @@ pub(crate) const PC_BYTES: u32 = 128;
 /// Bytes of an upload staged and sent at a time: the device copies one
 /// piece while the host fills the next.
 const WRITE_PIECE: usize = 64 << 20;
-/// Bytes one thread copies into or out of staging memory.
-const FILL_CHUNK: usize = 1 << 20;
 
 /// The device state shared by every backend made with the same settings
 /// in a process: the wgpu device, its queue and the compiled kernels, so a
@@ -344,7 +342,7 @@ impl Device {
                 .queue
                 .write_buffer_with(buf, at, size)
                 .ok_or_else(|| self.err(stage, ctx, format!("write of {size} bytes at {at} refused")))?;
-            view.par_chunks_mut(FILL_CHUNK).zip(piece.par_chunks(FILL_CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+            parallel_copy(&mut view, piece, <[u8]>::copy_from_slice);
             drop(view);
             // Sent now, so the device copies this piece while the next fills.
             self.queue.submit([]);
@@ -478,14 +476,31 @@ impl Device {
         parts: &[(&wgpu::Buffer, u64, u64)],
     ) -> Result<Vec<u64>, BackendError> {
         let total: u64 = parts.iter().map(|p| p.2).sum();
+        let mut out = try_zeroed(total as usize).map_err(|e| e.at(stage, ctx))?;
+        self.read_into(stage, ctx, parts, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Device::read`] into `out`, which holds exactly the parts' words.
+    pub(crate) fn read_into(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        parts: &[(&wgpu::Buffer, u64, u64)],
+        out: &mut [u64],
+    ) -> Result<(), BackendError> {
+        let total: u64 = parts.iter().map(|p| p.2).sum();
+        if total != out.len() as u64 {
+            return Err(self.err(stage, ctx, format!("{total} words to read into {} places", out.len())));
+        }
         self.check(FaultSite::TransferToHost, stage, ctx, 8 * total)?;
-        let mut out = Vec::with_capacity(total as usize);
+        let mut written = 0usize;
         // Staging buffers are capped at the binding limit: large reads go
         // in pieces.
         let cap = (self.max_binding / 8).max(1);
         let mut pending: Vec<(&wgpu::Buffer, u64, u64)> = Vec::new();
         let mut batch = 0u64;
-        let flush = |pending: &mut Vec<(&wgpu::Buffer, u64, u64)>, out: &mut Vec<u64>| -> Result<(), BackendError> {
+        let mut flush = |pending: &mut Vec<(&wgpu::Buffer, u64, u64)>| -> Result<(), BackendError> {
             if pending.is_empty() {
                 return Ok(());
             }
@@ -526,20 +541,10 @@ impl Device {
                 return Err(self.decline(stage, ctx, 8 * words, format!("read-back mapping: {e}")));
             }
             {
-                // Copied out by every core: one thread's copy from mapped
-                // memory bounds large read-backs otherwise.
                 let mapped = slice.get_mapped_range();
                 let src: &[u64] = bytemuck::cast_slice(&mapped);
-                let (at, words) = (out.len(), src.len());
-                // `out` holds `total` words: every part fits its capacity.
-                let spare = &mut out.spare_capacity_mut()[..words];
-                spare.par_chunks_mut(FILL_CHUNK / 8).zip(src.par_chunks(FILL_CHUNK / 8)).for_each(|(d, s)| {
-                    for (d, s) in d.iter_mut().zip(s) {
-                        d.write(*s);
-                    }
-                });
-                // SAFETY: the `words` slots past `at` were all written above.
-                unsafe { out.set_len(at + words) };
+                parallel_copy(&mut out[written..written + src.len()], src, <[u64]>::copy_from_slice);
+                written += src.len();
             }
             staging.unmap();
             pending.clear();
@@ -553,13 +558,12 @@ impl Device {
                 batch += take;
                 done += take;
                 if batch == cap {
-                    flush(&mut pending, &mut out)?;
+                    flush(&mut pending)?;
                     batch = 0;
                 }
             }
         }
-        flush(&mut pending, &mut out)?;
-        Ok(out)
+        flush(&mut pending)
     }
 }
 
