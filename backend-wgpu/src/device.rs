@@ -654,6 +654,21 @@ pub(crate) fn groups_for(n: u64) -> (u32, u32, u32) {
     }
 }
 
+/// The default adapter's device for a test, or `None` (a skip, with a
+/// note) where there is none, unless `KILN_REQUIRE_WGPU=1` asks for one.
+#[cfg(test)]
+pub(crate) fn test_device(int64: bool) -> Option<Device> {
+    let settings = Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64, tile_log: None };
+    match Device::new(&settings) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            assert!(!std::env::var("KILN_REQUIRE_WGPU").is_ok_and(|v| v == "1"), "no wgpu adapter: {e}");
+            eprintln!("no wgpu adapter: skipped ({e})");
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -670,16 +685,7 @@ mod tests {
 
     #[test]
     fn a_batch_compiles_each_source_once_and_a_bad_one_is_a_typed_error() {
-        let settings =
-            Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64: false, tile_log: None };
-        let dev = match Device::new(&settings) {
-            Ok(d) => d,
-            Err(e) => {
-                assert!(!std::env::var("KILN_REQUIRE_WGPU").is_ok_and(|v| v == "1"), "no wgpu adapter: {e}");
-                eprintln!("no wgpu adapter: skipped ({e})");
-                return;
-            }
-        };
+        let Some(dev) = test_device(false) else { return };
         let ctx = Ctx::table("batch");
         let (a, b) = (store(7), store(9));
         // A source twice in one batch is compiled once; each kernel runs as its own.

@@ -3,7 +3,7 @@
 //! variants (32-bit halves, and 64-bit integers where the adapter has
 //! them). Skipped, with a note, where there is no adapter.
 
-use crate::device::{groups_for, Device, Settings};
+use crate::device::{groups_for, test_device};
 use crate::shader;
 use backend_api::field::P;
 use backend_api::{Ctx, Ext, Stage, F};
@@ -71,16 +71,7 @@ fn expected(a: &[u64], b: &[u64]) -> Vec<u64> {
 #[test]
 fn wgsl_field_matches_the_host_field_with_both_products() {
     for int64 in [false, true] {
-        let settings =
-            Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64, tile_log: None };
-        let dev = match Device::new(&settings) {
-            Ok(d) => d,
-            Err(e) => {
-                assert!(!std::env::var("KILN_REQUIRE_WGPU").is_ok_and(|v| v == "1"), "no wgpu adapter: {e}");
-                eprintln!("no wgpu adapter: skipped ({e})");
-                return;
-            }
-        };
+        let Some(dev) = test_device(int64) else { return };
         if int64 && !dev.int64 {
             eprintln!("adapter has no SHADER_INT64: 64-bit products not checked");
             continue;
