@@ -92,6 +92,14 @@ pub(crate) const PC_BYTES: u32 = 128;
 /// Bytes of an upload staged and sent at a time: the device copies one
 /// piece while the host fills the next.
 const WRITE_PIECE: usize = 64 << 20;
+/// Bytes of a read-back staged at a time: the device copies one piece
+/// while the host copies out the one before.
+const READ_PIECE: u64 = 64 << 20;
+/// Smallest read-back staging buffer: small reads share one size.
+const STAGING_MIN: u64 = 64 << 10;
+/// Most bytes of idle read-back staging kept for reuse (two pieces for
+/// each of two reading threads).
+const STAGING_IDLE_MAX: u64 = 4 * READ_PIECE;
 
 /// The device state shared by every backend made with the same settings
 /// in a process: the wgpu device, its queue and the compiled kernels, so a
@@ -119,6 +127,10 @@ pub(crate) struct Core {
     /// in one dispatch).
     pub(crate) dummy: wgpu::Buffer,
     pub(crate) dummy_w: wgpu::Buffer,
+    /// Idle read-back buffers (mappable host memory), reused: a fresh
+    /// one costs the driver an allocation of pinned host memory, which
+    /// took longer than the copy for small reads.
+    staging: Mutex<Vec<wgpu::Buffer>>,
 }
 
 /// One backend's view of a [`Core`]: the shared device and this backend's
@@ -245,6 +257,7 @@ impl Core {
             kernels: Mutex::new(HashMap::new()),
             dummy,
             dummy_w,
+            staging: Mutex::new(Vec::new()),
         })
     }
 }
@@ -482,6 +495,9 @@ impl Device {
     }
 
     /// [`Device::read`] into `out`, which holds exactly the parts' words.
+    /// Reads go in pieces of at most `READ_PIECE` bytes, two in flight:
+    /// the device fills one staging buffer while the host empties the
+    /// other.
     pub(crate) fn read_into(
         &self,
         stage: Stage,
@@ -494,77 +510,136 @@ impl Device {
             return Err(self.err(stage, ctx, format!("{total} words to read into {} places", out.len())));
         }
         self.check(FaultSite::TransferToHost, stage, ctx, 8 * total)?;
+        let cap = (READ_PIECE.min(self.max_binding) / 8).max(1);
+        let mut in_flight = std::collections::VecDeque::with_capacity(2);
         let mut written = 0usize;
-        // Staging buffers are capped at the binding limit: large reads go
-        // in pieces.
-        let cap = (self.max_binding / 8).max(1);
-        let mut pending: Vec<(&wgpu::Buffer, u64, u64)> = Vec::new();
-        let mut batch = 0u64;
-        let mut flush = |pending: &mut Vec<(&wgpu::Buffer, u64, u64)>| -> Result<(), BackendError> {
-            if pending.is_empty() {
-                return Ok(());
+        for piece in split_words(parts, cap) {
+            if in_flight.len() == 2 {
+                written +=
+                    self.finish_read(stage, ctx, in_flight.pop_front().expect("two in flight"), &mut out[written..])?;
             }
-            let words: u64 = pending.iter().map(|p| p.2).sum();
-            let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("read-back"),
-                size: 8 * words,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-            let mut at = 0u64;
-            for &(b, off, len) in pending.iter() {
-                enc.copy_buffer_to_buffer(b, 8 * off, &staging, 8 * at, 8 * len);
-                at += len;
+            in_flight.push_back(self.start_read(&piece));
+        }
+        while let Some(read) = in_flight.pop_front() {
+            written += self.finish_read(stage, ctx, read, &mut out[written..])?;
+        }
+        Ok(())
+    }
+
+    /// Copies `piece` into a staging buffer and asks for its mapping.
+    fn start_read(&self, piece: &[(&wgpu::Buffer, u64, u64)]) -> PendingRead {
+        let words: u64 = piece.iter().map(|p| p.2).sum();
+        let staging = self.take_staging(8 * words);
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        let mut at = 0u64;
+        for &(b, off, len) in piece {
+            enc.copy_buffer_to_buffer(b, 8 * off, &staging, 8 * at, 8 * len);
+            at += len;
+        }
+        let index = self.queue.submit([enc.finish()]);
+        let done = Arc::new(Mutex::new(None));
+        let d2 = done.clone();
+        staging.slice(..8 * words).map_async(wgpu::MapMode::Read, move |r| {
+            *d2.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+        });
+        PendingRead { staging, words, index, done }
+    }
+
+    /// Waits for a read's mapping, copies it to the front of `out` and
+    /// returns the staging buffer to the pool; the words copied.
+    fn finish_read(&self, stage: Stage, ctx: &Ctx, read: PendingRead, out: &mut [u64]) -> Result<usize, BackendError> {
+        // Another thread's poll may be the one that runs the callback, a
+        // moment after our own poll returns: wait for it (bounded).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let result = loop {
+            self.device
+                .poll(wgpu::PollType::WaitForSubmissionIndex(read.index.clone()))
+                .map_err(|e| self.decline(stage, ctx, 0, format!("device poll: {e}")))?;
+            if self.lost.load(Ordering::Acquire) {
+                return Err(self.decline(stage, ctx, 0, "the wgpu device was lost"));
             }
-            self.queue.submit([enc.finish()]);
-            let slice = staging.slice(..);
-            let done = Arc::new(Mutex::new(None));
-            let d2 = done.clone();
-            slice.map_async(wgpu::MapMode::Read, move |r| {
-                *d2.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-            });
-            // Another thread's poll may be the one that runs this callback,
-            // a moment after our own poll returns: wait for it (bounded).
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            let result = loop {
-                self.wait(stage, ctx)?;
-                if let Some(r) = done.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                    break r;
-                }
-                if std::time::Instant::now() > deadline {
-                    return Err(self.err(stage, ctx, "read-back mapping never completed"));
-                }
-                std::thread::yield_now();
-            };
-            if let Err(e) = result {
-                return Err(self.decline(stage, ctx, 8 * words, format!("read-back mapping: {e}")));
+            if let Some(r) = read.done.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                break r;
             }
-            {
-                let mapped = slice.get_mapped_range();
-                let src: &[u64] = bytemuck::cast_slice(&mapped);
-                parallel_copy(&mut out[written..written + src.len()], src, <[u64]>::copy_from_slice);
-                written += src.len();
+            if std::time::Instant::now() > deadline {
+                return Err(self.err(stage, ctx, "read-back mapping never completed"));
             }
-            staging.unmap();
-            pending.clear();
-            Ok(())
+            std::thread::yield_now();
         };
-        for &(b, off, len) in parts {
-            let mut done = 0u64;
-            while done < len {
-                let take = (len - done).min(cap - batch);
-                pending.push((b, off + done, take));
-                batch += take;
-                done += take;
-                if batch == cap {
-                    flush(&mut pending)?;
-                    batch = 0;
-                }
+        let bytes = 8 * read.words;
+        if let Err(e) = result {
+            return Err(self.decline(stage, ctx, bytes, format!("read-back mapping: {e}")));
+        }
+        let n = read.words as usize;
+        {
+            let mapped = read.staging.slice(..bytes).get_mapped_range();
+            parallel_copy(&mut out[..n], bytemuck::cast_slice(&mapped), <[u64]>::copy_from_slice);
+        }
+        read.staging.unmap();
+        self.give_staging(read.staging);
+        Ok(n)
+    }
+
+    /// An idle staging buffer of at least `bytes`, or a new one (sizes
+    /// are powers of two from `STAGING_MIN`, so buffers are reused
+    /// across reads of nearby sizes).
+    fn take_staging(&self, bytes: u64) -> wgpu::Buffer {
+        let mut idle = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        let fit = idle.iter().enumerate().filter(|(_, b)| b.size() >= bytes).min_by_key(|(_, b)| b.size());
+        if let Some((i, _)) = fit {
+            return idle.swap_remove(i);
+        }
+        drop(idle);
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read-back"),
+            size: bytes.next_power_of_two().max(STAGING_MIN),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Keeps an unmapped staging buffer for reuse, within `STAGING_IDLE_MAX`
+    /// (past it the buffer is freed).
+    fn give_staging(&self, buf: wgpu::Buffer) {
+        let mut idle = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        let held: u64 = idle.iter().map(|b| b.size()).sum();
+        if held + buf.size() <= STAGING_IDLE_MAX {
+            idle.push(buf);
+        }
+    }
+}
+
+/// A read-back copied into `staging` by submission `index`, waiting for
+/// its mapping (`done`, set by wgpu's callback).
+struct PendingRead {
+    staging: wgpu::Buffer,
+    words: u64,
+    index: wgpu::SubmissionIndex,
+    done: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>>,
+}
+
+/// `parts` (buffer, word offset, words) cut into pieces of at most `cap`
+/// words, in order.
+fn split_words<'a>(parts: &[(&'a wgpu::Buffer, u64, u64)], cap: u64) -> Vec<Vec<(&'a wgpu::Buffer, u64, u64)>> {
+    let mut pieces = Vec::new();
+    let (mut piece, mut held) = (Vec::new(), 0u64);
+    for &(b, off, len) in parts {
+        let mut done = 0u64;
+        while done < len {
+            let take = (len - done).min(cap - held);
+            piece.push((b, off + done, take));
+            held += take;
+            done += take;
+            if held == cap {
+                pieces.push(std::mem::take(&mut piece));
+                held = 0;
             }
         }
-        flush(&mut pending)
     }
+    if !piece.is_empty() {
+        pieces.push(piece);
+    }
+    pieces
 }
 
 /// The recorded work of one operation; `submit` sends it to the queue
@@ -658,7 +733,12 @@ pub(crate) fn groups_for(n: u64) -> (u32, u32, u32) {
 /// note) where there is none, unless `KILN_REQUIRE_WGPU=1` asks for one.
 #[cfg(test)]
 pub(crate) fn test_device(int64: bool) -> Option<Device> {
-    let settings = Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64, tile_log: None };
+    test_device_with(Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64, tile_log: None })
+}
+
+/// [`test_device`] with the given settings.
+#[cfg(test)]
+pub(crate) fn test_device_with(settings: Settings) -> Option<Device> {
     match Device::new(&settings) {
         Ok(d) => Some(d),
         Err(e) => {
@@ -681,6 +761,52 @@ mod tests {
              @compute @workgroup_size(64)\n\
              fn main(@builtin(global_invocation_id) id: vec3<u32>) {{\n    if (id.x < pc.n) {{ out[id.x] = {v}u; }}\n}}\n"
         )
+    }
+
+    #[test]
+    fn reads_span_buffers_and_pieces_and_reuse_their_staging() {
+        // 256-byte bindings: read-backs go in pieces of 32 words, cut
+        // inside parts and across buffers, several in flight.
+        let settings = Settings {
+            adapter: 0,
+            max_binding_bytes: Some(256),
+            memory_budget_bytes: None,
+            int64: false,
+            tile_log: None,
+        };
+        let Some(dev) = test_device_with(settings) else { return };
+        let ctx = Ctx::table("read");
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut words = |n: usize| -> Vec<u64> {
+            (0..n)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x ^ (x >> 29)
+                })
+                .collect()
+        };
+        let data = [words(32), words(32), words(20)];
+        let bufs: Vec<wgpu::Buffer> = data.iter().map(|d| dev.upload(Stage::Download, &ctx, d).unwrap()).collect();
+        let parts = [(&bufs[0], 3, 29), (&bufs[1], 0, 32), (&bufs[2], 5, 15), (&bufs[0], 0, 1)];
+        let want: Vec<u64> = parts
+            .iter()
+            .flat_map(|&(b, off, len)| {
+                let i = bufs.iter().position(|x| std::ptr::eq(x, b)).unwrap();
+                data[i][off as usize..(off + len) as usize].to_vec()
+            })
+            .collect();
+        for _ in 0..2 {
+            assert_eq!(dev.read(Stage::Download, &ctx, &parts).unwrap(), want);
+            assert_eq!(dev.read(Stage::Download, &ctx, &[(&bufs[2], 19, 1)]).unwrap(), vec![data[2][19]]);
+        }
+        let idle = dev.staging.lock().unwrap();
+        assert!(!idle.is_empty() && idle.len() <= 3, "staging buffers are kept and reused, not one per read");
+        drop(idle);
+        let mut short = vec![0u64; 3];
+        assert!(
+            dev.read_into(Stage::Download, &ctx, &parts, &mut short).is_err(),
+            "a wrong-sized destination is an error"
+        );
     }
 
     #[test]

@@ -18,9 +18,13 @@
 #   wgpucheck  the wgpu conformance groups $WGROUPS (compose,
 #          stark_proofs and vm_proofs) on the H200 (to 2^18 rows), and
 #          (when that binary is carried) $CHECK_KILN's wgpu proof
-#          against its CUDA proof.
+#          against its CUDA proof;
+#   roundtrip  wgpu's own round trips on the H200 (`round_trip`, from
+#          backend-wgpu's examples): submission, dispatch, small and large
+#          read-backs into fresh and reused staging, an allocation.
+# Binaries carried gzipped (`*.gz`) are unpacked first.
 # Run from the repository root:
-#   bash docs/gpu/session-s19.sh cold|wgpu|check|wgpucold|wgpucheck
+#   bash docs/gpu/session-s19.sh cold|wgpu|check|wgpucold|wgpucheck|roundtrip
 # Logs go to $OUT.
 set -uo pipefail
 B=.gpu-run
@@ -35,6 +39,7 @@ vulkan() {
     ldconfig
     export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 }
+for z in $B/*.gz; do [ -e "$z" ] && gunzip -f "$z" && chmod +x "${z%.gz}"; done
 log "$(cat $B/commit) on $(nproc) cores; $(nvidia-smi -L | head -1)"
 case "$1" in
 cold)
@@ -98,5 +103,9 @@ wgpucheck)
         $B/${CHECK_KILN:-kiln-new} prove $CHAIN --backend $be --out "$OUT/$be.proof" | grep -E "^proof" | tee -a "$L"
     done
     cmp "$OUT/cuda.proof" "$OUT/wgpu.proof" && echo "wgpu proof identical to the CUDA proof" | tee -a "$L"
+    ;;
+roundtrip)
+    vulkan
+    $B/round_trip 512 2>&1 | tee -a "$L"
     ;;
 esac
