@@ -135,8 +135,9 @@ pub struct WgpuConfig {
     /// The byte budget of the device's memory gate (default: unlimited;
     /// wgpu cannot query free memory).
     pub memory_budget_bytes: Option<u64>,
-    /// Field products through 64-bit shader integers where the adapter has
-    /// them (default: `KILN_WGPU_INT64=1`, else 32-bit limbs everywhere).
+    /// Field arithmetic on 64-bit shader integers where the adapter has
+    /// them (default: yes, unless `KILN_WGPU_INT64=0`); else, and on
+    /// adapters without them, on 32-bit limbs. The proofs are the same.
     pub int64: Option<bool>,
     /// At most 2^tile_log elements (4 to 11) in an NTT workgroup's tile
     /// (default: `KILN_WGPU_TILE_LOG`, else what the adapter's workgroup
@@ -166,7 +167,7 @@ impl WgpuBackend {
             adapter: config.adapter.or_else(|| env_parse("KILN_WGPU_ADAPTER")).unwrap_or(0),
             max_binding_bytes: config.max_binding_bytes.or_else(|| env_parse("KILN_WGPU_MAX_BINDING")),
             memory_budget_bytes: config.memory_budget_bytes,
-            int64: config.int64.unwrap_or_else(|| std::env::var("KILN_WGPU_INT64").is_ok_and(|v| v == "1")),
+            int64: config.int64.unwrap_or_else(|| std::env::var("KILN_WGPU_INT64").map_or(true, |v| v.trim() != "0")),
             tile_log: config.tile_log.or_else(|| env_parse("KILN_WGPU_TILE_LOG")),
         };
         let dev = Device::new(&settings)?;
@@ -177,7 +178,7 @@ impl WgpuBackend {
         &self.dev.info
     }
 
-    /// Whether field products use 64-bit shader integers.
+    /// Whether the field arithmetic runs on 64-bit shader integers.
     pub fn uses_int64(&self) -> bool {
         self.dev.int64
     }

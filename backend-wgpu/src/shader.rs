@@ -1,40 +1,23 @@
-//! WGSL sources: the field library in front of every kernel, the 32x32-bit
-//! product variant for the adapter, and the readers that let one kernel
+//! WGSL sources: the field library in front of every kernel, over the
+//! core the adapter can run (64-bit or 32-bit integers), and the readers that let one kernel
 //! read a matrix split across several buffers.
 
 use std::fmt::Write;
 
 pub(crate) const FIELD: &str = include_str!("shaders/field.wgsl");
+const FIELD32: &str = include_str!("shaders/field32.wgsl");
+const FIELD64: &str = include_str!("shaders/field64.wgsl");
 pub(crate) const NTT: &str = include_str!("shaders/ntt.wgsl");
 pub(crate) const MERKLE: &str = include_str!("shaders/merkle.wgsl");
 pub(crate) const BLAKE3: &str = include_str!("shaders/blake3.wgsl");
 pub(crate) const KECCAK: &str = include_str!("shaders/keccak.wgsl");
 pub(crate) const COMMON: &str = include_str!("shaders/common.wgsl");
 
-/// 32x32 -> 64-bit product through 16-bit halves: no WGSL integer type is
-/// wider than 32 bits without `SHADER_INT64`.
-const MUL32_HALVES: &str = "fn mul32(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p10 = a1 * b0;
-    let mid = a0 * b1 + (p00 >> 16u) + (p10 & 0xffffu);
-    return vec2<u32>((mid << 16u) | (p00 & 0xffffu), a1 * b1 + (mid >> 16u) + (p10 >> 16u));
-}
-";
-
-/// The same product with 64-bit shader integers.
-const MUL32_INT64: &str = "fn mul32(a: u32, b: u32) -> vec2<u32> {
-    let p = u64(a) * u64(b);
-    return vec2<u32>(u32(p & 0xfffffffflu), u32(p >> 32u));
-}
-";
-
-/// The field library with the product variant spliced in.
+/// The field library over its core: 64-bit shader integers where the
+/// device has them (`int64`), else two u32 limbs.
 pub(crate) fn field(int64: bool) -> String {
-    FIELD.replace("// MUL32\n", if int64 { MUL32_INT64 } else { MUL32_HALVES })
+    let core = if int64 { FIELD64 } else { FIELD32 };
+    format!("{core}\n{FIELD}")
 }
 
 /// A complete kernel: field library, then `body` (with `TILE` replaced by
@@ -115,8 +98,13 @@ mod tests {
     }
 
     #[test]
-    fn the_product_variant_is_spliced_in() {
-        assert!(field(false).contains("fn mul32") && !field(false).contains("u64("));
-        assert!(field(true).contains("u64(a) * u64(b)"));
+    fn each_core_is_the_only_one_in_its_library() {
+        let (narrow, wide) = (field(false), field(true));
+        assert!(narrow.contains("fn mul32") && !narrow.contains("u64"));
+        assert!(wide.contains("fn to64") && !wide.contains("fn mul32"));
+        for lib in [narrow, wide] {
+            assert_eq!(lib.matches("fn f_mul(").count(), 1);
+            assert!(lib.contains("fn e_inv("));
+        }
     }
 }

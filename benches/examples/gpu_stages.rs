@@ -101,7 +101,7 @@ fn main() -> Result<(), String> {
     let (log_n, width, reps) = (arg(0, 20) as u32, arg(1, 64), arg(2, 3));
     let w = backend_wgpu::WgpuBackend::new().map_err(|e| e.to_string())?;
     let a = w.adapter();
-    println!("wgpu: {} ({}, {}), int64 products: {}", a.name, a.api, a.driver, w.uses_int64());
+    println!("wgpu: {} ({}, {}), field on 64-bit integers: {}", a.name, a.api, a.driver, w.uses_int64());
     let wsync = || w.synchronize().expect("wgpu synchronize");
     let mut tw = Times::new();
     #[cfg(feature = "cuda")]
