@@ -110,9 +110,10 @@ impl BackendBase for WgpuBackend {
         Ok(out)
     }
 
-    /// Waits for the queue: wgpu returns freed memory on its own once the
-    /// work that used it has finished.
+    /// Frees the idle buffers kept for reuse and waits for the queue:
+    /// wgpu returns freed memory once the work that used it has finished.
     fn drain(&self) -> Result<()> {
+        self.dev.buffers.release();
         self.synchronize()
     }
 }

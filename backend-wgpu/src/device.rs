@@ -100,6 +100,145 @@ const STAGING_MIN: u64 = 64 << 10;
 /// Most bytes of idle read-back staging kept for reuse (two pieces for
 /// each of two reading threads).
 const STAGING_IDLE_MAX: u64 = 4 * READ_PIECE;
+/// Most bytes of idle device buffers kept for reuse (a quarter of the
+/// memory budget where one is set).
+const BUFFERS_IDLE_MAX: u64 = 4 << 30;
+
+/// Buffers no longer used, kept for reuse: a new buffer costs the driver
+/// an allocation that grows with its size (about 2.2 ms per 64 MiB on the
+/// H200, more than the transforms that fill it), and the prover asks for
+/// the same sizes round after round. Oldest first; at most `cap` bytes.
+///
+/// A buffer dropped while a job that may use it is still being recorded
+/// waits until every job open at its drop has been submitted (or
+/// abandoned): work recorded but not submitted is not yet in the queue's
+/// order, and the buffer's next user could otherwise overwrite it first.
+pub(crate) struct BufferPool {
+    state: Mutex<PoolState>,
+    cap: u64,
+}
+
+#[derive(Default)]
+struct PoolState {
+    idle: std::collections::VecDeque<wgpu::Buffer>,
+    /// Dropped buffers with the first job id not yet open at their drop.
+    waiting: Vec<(u64, wgpu::Buffer)>,
+    /// Jobs being recorded.
+    open: std::collections::BTreeSet<u64>,
+    next_job: u64,
+}
+
+impl BufferPool {
+    fn new(cap: u64) -> BufferPool {
+        BufferPool { state: Mutex::new(PoolState::default()), cap }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The smallest idle buffer whose size `fits`, the newest of equals.
+    fn take(&self, fits: impl Fn(u64) -> bool) -> Option<wgpu::Buffer> {
+        let mut st = self.state();
+        let (i, _) = st.idle.iter().enumerate().rev().filter(|(_, b)| fits(b.size())).min_by_key(|(_, b)| b.size())?;
+        st.idle.remove(i)
+    }
+
+    /// Keeps `buf` (once no job open now can still record a use of it).
+    fn give(&self, buf: wgpu::Buffer) {
+        if buf.size() > self.cap {
+            return;
+        }
+        let mut st = self.state();
+        if st.open.is_empty() {
+            self.keep(&mut st, buf);
+        } else {
+            let tag = st.next_job;
+            st.waiting.push((tag, buf));
+        }
+    }
+
+    /// Adds `buf` to the idle buffers, freeing the oldest past the cap.
+    fn keep(&self, st: &mut PoolState, buf: wgpu::Buffer) {
+        let mut held: u64 = st.idle.iter().map(|b| b.size()).sum::<u64>() + buf.size();
+        while held > self.cap {
+            held -= st.idle.pop_front().map_or(0, |b| b.size());
+        }
+        st.idle.push_back(buf);
+    }
+
+    /// A job starts recording: its id.
+    fn open(&self) -> u64 {
+        let mut st = self.state();
+        let id = st.next_job;
+        st.next_job += 1;
+        st.open.insert(id);
+        id
+    }
+
+    /// Job `id` was submitted or abandoned: buffers that no open job
+    /// predates become idle.
+    fn close(&self, id: u64) {
+        let mut st = self.state();
+        st.open.remove(&id);
+        let oldest = st.open.first().copied().unwrap_or(u64::MAX);
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut st.waiting).into_iter().partition(|(t, _)| *t <= oldest);
+        st.waiting = waiting;
+        for (_, b) in ready {
+            self.keep(&mut st, b);
+        }
+    }
+
+    /// Frees every idle buffer; whether there were any.
+    pub(crate) fn release(&self) -> bool {
+        let mut st = self.state();
+        let any = !st.idle.is_empty();
+        st.idle.clear();
+        any
+    }
+
+    #[cfg(test)]
+    fn idle_sizes(&self) -> Vec<u64> {
+        self.state().idle.iter().map(|b| b.size()).collect()
+    }
+}
+
+/// Marks a job open in the buffer pool while it records; closes it when
+/// dropped, which `Job::submit` does after submitting.
+struct JobTicket {
+    pool: Arc<BufferPool>,
+    id: u64,
+}
+
+impl Drop for JobTicket {
+    fn drop(&mut self) {
+        self.pool.close(self.id);
+    }
+}
+
+/// A device buffer that goes back to its pool when dropped.
+pub(crate) struct DeviceBuffer {
+    buf: Option<wgpu::Buffer>,
+    pool: Arc<BufferPool>,
+}
+
+impl std::ops::Deref for DeviceBuffer {
+    type Target = wgpu::Buffer;
+    fn deref(&self) -> &wgpu::Buffer {
+        self.buf.as_ref().expect("a live buffer")
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // Work already submitted that uses it runs first: the queue is in
+        // order, so its next user's writes come after.
+        if let Some(b) = self.buf.take() {
+            self.pool.give(b);
+        }
+    }
+}
 
 /// The device state shared by every backend made with the same settings
 /// in a process: the wgpu device, its queue and the compiled kernels, so a
@@ -127,10 +266,12 @@ pub(crate) struct Core {
     /// in one dispatch).
     pub(crate) dummy: wgpu::Buffer,
     pub(crate) dummy_w: wgpu::Buffer,
+    /// Idle storage buffers, reused by `alloc`.
+    pub(crate) buffers: Arc<BufferPool>,
     /// Idle read-back buffers (mappable host memory), reused: a fresh
     /// one costs the driver an allocation of pinned host memory, which
     /// took longer than the copy for small reads.
-    staging: Mutex<Vec<wgpu::Buffer>>,
+    staging: BufferPool,
 }
 
 /// One backend's view of a [`Core`]: the shared device and this backend's
@@ -257,7 +398,8 @@ impl Core {
             kernels: Mutex::new(HashMap::new()),
             dummy,
             dummy_w,
-            staging: Mutex::new(Vec::new()),
+            buffers: Arc::new(BufferPool::new(s.memory_budget_bytes.map_or(BUFFERS_IDLE_MAX, |b| b / 4))),
+            staging: BufferPool::new(STAGING_IDLE_MAX),
         })
     }
 }
@@ -293,9 +435,11 @@ impl Device {
         Ok(())
     }
 
-    /// A storage buffer of `bytes` (rounded up to 8, at least 16). Past the
-    /// adapter's buffer limit, or refused for lack of memory: a decline.
-    pub(crate) fn alloc(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<wgpu::Buffer, BackendError> {
+    /// A zeroed storage buffer of `bytes` (rounded up to 8, at least 16),
+    /// an idle one of that size when the pool has it. Past the adapter's
+    /// buffer limit, or refused for lack of memory once the pool is
+    /// emptied: a decline.
+    pub(crate) fn alloc(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<DeviceBuffer, BackendError> {
         let size = bytes.max(16).next_multiple_of(8);
         self.check(FaultSite::Alloc(stage), stage, ctx, size)?;
         if size > self.max_binding {
@@ -306,6 +450,28 @@ impl Device {
                 format!("buffer of {size} bytes exceeds the adapter's {} byte binding limit", self.max_binding),
             ));
         }
+        let buf = match self.buffers.take(|s| s == size) {
+            Some(b) => {
+                // As zeroed as a new one (wgpu zeroes those before first use).
+                let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+                enc.clear_buffer(&b, 0, None);
+                self.queue.submit([enc.finish()]);
+                b
+            }
+            None => match self.create_storage(stage, ctx, size) {
+                Err(BackendError::DeviceDecline { .. }) if self.buffers.release() => {
+                    // Idle buffers held the memory: free them, then try again.
+                    self.device.poll(wgpu::PollType::Wait).map_err(|e| self.err(stage, ctx, e))?;
+                    self.create_storage(stage, ctx, size)?
+                }
+                other => other?,
+            },
+        };
+        Ok(DeviceBuffer { buf: Some(buf), pool: self.buffers.clone() })
+    }
+
+    /// A new storage buffer, inside out-of-memory and validation scopes.
+    fn create_storage(&self, stage: Stage, ctx: &Ctx, size: u64) -> Result<wgpu::Buffer, BackendError> {
         let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
         self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -328,7 +494,7 @@ impl Device {
     }
 
     /// A buffer holding `data` (u64 words, little-endian).
-    pub(crate) fn upload(&self, stage: Stage, ctx: &Ctx, data: &[u64]) -> Result<wgpu::Buffer, BackendError> {
+    pub(crate) fn upload(&self, stage: Stage, ctx: &Ctx, data: &[u64]) -> Result<DeviceBuffer, BackendError> {
         let buf = self.alloc(stage, ctx, 8 * data.len() as u64)?;
         self.write(stage, ctx, &buf, 0, data)?;
         Ok(buf)
@@ -465,7 +631,8 @@ impl Device {
     /// Starts recording the work of one operation.
     pub(crate) fn job<'a>(&'a self, stage: Stage, ctx: &'a Ctx<'a>) -> Job<'a> {
         let encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        Job { dev: self, stage, ctx, encoder }
+        let ticket = JobTicket { pool: self.buffers.clone(), id: self.buffers.open() };
+        Job { dev: self, stage, ctx, encoder, _ticket: ticket }
     }
 
     /// Waits for all submitted work.
@@ -576,7 +743,7 @@ impl Device {
             parallel_copy(&mut out[..n], bytemuck::cast_slice(&mapped), <[u64]>::copy_from_slice);
         }
         read.staging.unmap();
-        self.give_staging(read.staging);
+        self.staging.give(read.staging);
         Ok(n)
     }
 
@@ -584,28 +751,14 @@ impl Device {
     /// are powers of two from `STAGING_MIN`, so buffers are reused
     /// across reads of nearby sizes).
     fn take_staging(&self, bytes: u64) -> wgpu::Buffer {
-        let mut idle = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        let fit = idle.iter().enumerate().filter(|(_, b)| b.size() >= bytes).min_by_key(|(_, b)| b.size());
-        if let Some((i, _)) = fit {
-            return idle.swap_remove(i);
-        }
-        drop(idle);
-        self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("read-back"),
-            size: bytes.next_power_of_two().max(STAGING_MIN),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
+        self.staging.take(|s| s >= bytes).unwrap_or_else(|| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("read-back"),
+                size: bytes.next_power_of_two().max(STAGING_MIN),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
         })
-    }
-
-    /// Keeps an unmapped staging buffer for reuse, within `STAGING_IDLE_MAX`
-    /// (past it the buffer is freed).
-    fn give_staging(&self, buf: wgpu::Buffer) {
-        let mut idle = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        let held: u64 = idle.iter().map(|b| b.size()).sum();
-        if held + buf.size() <= STAGING_IDLE_MAX {
-            idle.push(buf);
-        }
     }
 }
 
@@ -649,6 +802,7 @@ pub(crate) struct Job<'a> {
     stage: Stage,
     ctx: &'a Ctx<'a>,
     encoder: wgpu::CommandEncoder,
+    _ticket: JobTicket,
 }
 
 impl Job<'_> {
@@ -786,12 +940,13 @@ mod tests {
                 .collect()
         };
         let data = [words(32), words(32), words(20)];
-        let bufs: Vec<wgpu::Buffer> = data.iter().map(|d| dev.upload(Stage::Download, &ctx, d).unwrap()).collect();
-        let parts = [(&bufs[0], 3, 29), (&bufs[1], 0, 32), (&bufs[2], 5, 15), (&bufs[0], 0, 1)];
+        let bufs: Vec<DeviceBuffer> = data.iter().map(|d| dev.upload(Stage::Download, &ctx, d).unwrap()).collect();
+        let parts: [(&wgpu::Buffer, u64, u64); 4] =
+            [(&bufs[0], 3, 29), (&bufs[1], 0, 32), (&bufs[2], 5, 15), (&bufs[0], 0, 1)];
         let want: Vec<u64> = parts
             .iter()
             .flat_map(|&(b, off, len)| {
-                let i = bufs.iter().position(|x| std::ptr::eq(x, b)).unwrap();
+                let i = bufs.iter().position(|x| **x == *b).unwrap();
                 data[i][off as usize..(off + len) as usize].to_vec()
             })
             .collect();
@@ -799,14 +954,51 @@ mod tests {
             assert_eq!(dev.read(Stage::Download, &ctx, &parts).unwrap(), want);
             assert_eq!(dev.read(Stage::Download, &ctx, &[(&bufs[2], 19, 1)]).unwrap(), vec![data[2][19]]);
         }
-        let idle = dev.staging.lock().unwrap();
+        let idle = dev.staging.idle_sizes();
         assert!(!idle.is_empty() && idle.len() <= 3, "staging buffers are kept and reused, not one per read");
-        drop(idle);
         let mut short = vec![0u64; 3];
         assert!(
             dev.read_into(Stage::Download, &ctx, &parts, &mut short).is_err(),
             "a wrong-sized destination is an error"
         );
+    }
+
+    #[test]
+    fn a_freed_buffer_is_reused_zeroed_and_the_pool_keeps_its_cap() {
+        // Settings of its own: a core (and pool) no other test shares.
+        let settings = Settings {
+            adapter: 0,
+            max_binding_bytes: None,
+            memory_budget_bytes: None,
+            int64: false,
+            tile_log: Some(7),
+        };
+        let Some(dev) = test_device_with(settings) else { return };
+        let ctx = Ctx::table("pool");
+        let data: Vec<u64> = (1..=100).map(|i| i * 0x0101_0101_0101).collect();
+        let first = dev.upload(Stage::Ntt, &ctx, &data).unwrap();
+        let id = (*first).clone();
+        drop(first);
+        assert_eq!(dev.buffers.idle_sizes(), vec![800]);
+        let again = dev.alloc(Stage::Ntt, &ctx, 800).unwrap();
+        assert!(*again == id, "the freed buffer of that size is reused");
+        assert!(dev.read(Stage::Ntt, &ctx, &[(&again, 0, 100)]).unwrap().iter().all(|&w| w == 0));
+        let other = dev.alloc(Stage::Ntt, &ctx, 808).unwrap();
+        assert!(*other != id, "another size is a new buffer");
+        // Dropped while a job records, a buffer waits for that job.
+        let job = dev.job(Stage::Ntt, &ctx);
+        drop(dev.alloc(Stage::Ntt, &ctx, 96).unwrap());
+        assert!(dev.buffers.idle_sizes().is_empty(), "a job open at the drop may still record a use");
+        job.submit().unwrap();
+        assert_eq!(dev.buffers.idle_sizes(), vec![96]);
+        // Past the cap the oldest idle buffers go.
+        let pool = Arc::new(BufferPool::new(2000));
+        for b in [again, other] {
+            pool.give(b.buf.clone().unwrap());
+        }
+        pool.give(dev.alloc(Stage::Ntt, &ctx, 1000).unwrap().buf.clone().unwrap());
+        assert_eq!(pool.idle_sizes(), vec![808, 1000]);
+        assert!(pool.release() && pool.idle_sizes().is_empty());
     }
 
     #[test]

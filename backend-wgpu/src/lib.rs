@@ -38,6 +38,7 @@ mod ntt;
 mod shader;
 
 pub use backend_api::fault::FaultInjector;
+use device::DeviceBuffer;
 pub use device::{probe, AdapterInfo};
 
 use backend_api::fault::FaultSite;
@@ -55,7 +56,7 @@ use std::sync::Arc;
 /// `reshape` views share the buffers.
 #[derive(Clone)]
 pub struct WgpuMatrix {
-    bufs: Arc<Vec<wgpu::Buffer>>,
+    bufs: Arc<Vec<DeviceBuffer>>,
     height: usize,
     width: usize,
     /// Columns per buffer.
@@ -82,7 +83,7 @@ impl WgpuMatrix {
     fn pieces(&self) -> impl Iterator<Item = (&wgpu::Buffer, usize, usize)> {
         self.bufs.iter().enumerate().map(|(b, buf)| {
             let first = b * self.cpb;
-            (buf, first, self.cpb.min(self.width - first))
+            (&**buf, first, self.cpb.min(self.width - first))
         })
     }
 
@@ -104,7 +105,7 @@ impl WgpuMatrix {
 /// A Merkle tree in device memory: one buffer per level (leaves first, 4
 /// u64 a digest); the root is also kept on the host.
 pub struct WgpuTree {
-    levels: Vec<wgpu::Buffer>,
+    levels: Vec<DeviceBuffer>,
     root: Digest,
     leaves: usize,
     hash: HashKind,
@@ -268,7 +269,7 @@ impl WgpuBackend {
     }
 
     /// Uploads u64 words as a small constant buffer.
-    fn upload_u64(&self, stage: Stage, ctx: &Ctx, v: &[u64]) -> Result<wgpu::Buffer> {
+    fn upload_u64(&self, stage: Stage, ctx: &Ctx, v: &[u64]) -> Result<DeviceBuffer> {
         self.dev.upload(stage, ctx, v)
     }
 }

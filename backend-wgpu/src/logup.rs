@@ -4,7 +4,7 @@
 //! that column into the running sum. Only the final sum comes back.
 
 use crate::compose::emit_nodes;
-use crate::device::groups_for;
+use crate::device::{groups_for, DeviceBuffer};
 use crate::{ext_of, ext_u64, shader, WgpuBackend, WgpuMatrix};
 use backend_api::analysis::{column_free_values, Analysis};
 use backend_api::ir::Leaf;
@@ -151,12 +151,12 @@ impl WgpuBackend {
         let dims = |m: Option<&WgpuMatrix>| m.map_or([0, 1], |m| [m.height as u32, m.cpb as u32]);
         let mut pc: Vec<u32> = [dims(Some(inputs.main)), dims(inputs.fixed), dims(Some(&out))].concat();
         pc.push(n.trailing_zeros());
-        let mut bufs: Vec<&wgpu::Buffer> = inputs.main.bufs.iter().collect();
+        let mut bufs: Vec<&wgpu::Buffer> = inputs.main.bufs.iter().map(|b| &**b).collect();
         if let Some(f) = inputs.fixed {
-            bufs.extend(f.bufs.iter());
+            bufs.extend(f.bufs.iter().map(|b| &**b));
         }
         bufs.push(&cst);
-        bufs.extend(out.bufs.iter());
+        bufs.extend(out.bufs.iter().map(|b| &**b));
         let mut job = self.dev.job(stage, ctx);
         job.dispatch(&kern, &bufs, &pc, groups_for(n as u64))?;
         let (sum_buf, sum_base) = out.locate(3 * k);
@@ -182,7 +182,7 @@ impl WgpuBackend {
         col: &wgpu::Buffer,
         base: u64,
         n: usize,
-        scratch: &mut Vec<wgpu::Buffer>,
+        scratch: &mut Vec<DeviceBuffer>,
     ) -> Result<()> {
         const ROWS: usize = 2048;
         let k = self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, SCAN, 1), &[true, true])?;

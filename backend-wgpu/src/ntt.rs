@@ -8,7 +8,7 @@
 //! straight into the position it reaches after the zero-padded levels, so
 //! those levels are skipped. The coset NTT is that second transform alone.
 
-use crate::device::{Device, Job};
+use crate::device::{Device, DeviceBuffer, Job};
 use crate::{invalid, words, WgpuBackend, WgpuMatrix};
 use backend_api::{validate, BackendError, Coset, Ctx, Result, Stage, F};
 use std::sync::{Arc, Mutex};
@@ -20,8 +20,8 @@ const FOLD_COEFFS: &str = include_str!("shaders/fold_coeffs.wgsl");
 /// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
 pub(crate) struct Twiddles {
     pub log: u32,
-    pub fwd: wgpu::Buffer,
-    pub inv: wgpu::Buffer,
+    pub fwd: DeviceBuffer,
+    pub inv: DeviceBuffer,
 }
 
 #[derive(Default)]
@@ -260,7 +260,7 @@ impl WgpuBackend {
 
     /// shift^k for k < 2^log_n as two tables (k's low and high bits), with
     /// the number of low bits.
-    fn twist_tables(&self, stage: Stage, ctx: &Ctx, shift: F, log_n: u32) -> Result<(wgpu::Buffer, u32)> {
+    fn twist_tables(&self, stage: Stage, ctx: &Ctx, shift: F, log_n: u32) -> Result<(DeviceBuffer, u32)> {
         let lo_bits = log_n.div_ceil(2);
         let lo = backend_api::ext::powers(shift, 1 << lo_bits);
         let hi = backend_api::ext::powers(shift.pow(1u64 << lo_bits), 1 << (log_n - lo_bits));
@@ -346,7 +346,7 @@ impl WgpuBackend {
         for (first, cols) in shared_runs(coeffs, &out) {
             let (src, base) = coeffs.locate(first);
             let (dst, dst_base) = out.locate(first);
-            let twist = Some((&twist, lo_bits));
+            let twist = Some((&*twist, lo_bits));
             let r = Run {
                 log_n: log_n + log_blowup,
                 cols,
