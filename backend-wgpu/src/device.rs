@@ -440,6 +440,12 @@ impl Device {
     /// buffer limit, or refused for lack of memory once the pool is
     /// emptied: a decline.
     pub(crate) fn alloc(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<DeviceBuffer, BackendError> {
+        self.alloc_for(stage, ctx, bytes, true)
+    }
+
+    /// [`Device::alloc`]; a reused buffer is cleared only when `zeroed`
+    /// (the caller overwrites every byte otherwise).
+    fn alloc_for(&self, stage: Stage, ctx: &Ctx, bytes: u64, zeroed: bool) -> Result<DeviceBuffer, BackendError> {
         let size = bytes.max(16).next_multiple_of(8);
         self.check(FaultSite::Alloc(stage), stage, ctx, size)?;
         if size > self.max_binding {
@@ -451,13 +457,14 @@ impl Device {
             ));
         }
         let buf = match self.buffers.take(|s| s == size) {
-            Some(b) => {
+            Some(b) if zeroed => {
                 // As zeroed as a new one (wgpu zeroes those before first use).
                 let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
                 enc.clear_buffer(&b, 0, None);
                 self.queue.submit([enc.finish()]);
                 b
             }
+            Some(b) => b,
             None => match self.create_storage(stage, ctx, size) {
                 Err(BackendError::DeviceDecline { .. }) if self.buffers.release() => {
                     // Idle buffers held the memory: free them, then try again.
@@ -495,7 +502,9 @@ impl Device {
 
     /// A buffer holding `data` (u64 words, little-endian).
     pub(crate) fn upload(&self, stage: Stage, ctx: &Ctx, data: &[u64]) -> Result<DeviceBuffer, BackendError> {
-        let buf = self.alloc(stage, ctx, 8 * data.len() as u64)?;
+        let bytes = 8 * data.len() as u64;
+        // A buffer that `data` fills needs no clearing first.
+        let buf = self.alloc_for(stage, ctx, bytes, bytes < 16)?;
         self.write(stage, ctx, &buf, 0, data)?;
         Ok(buf)
     }
@@ -512,6 +521,7 @@ impl Device {
     ) -> Result<(), BackendError> {
         self.check(FaultSite::TransferToDevice, stage, ctx, 8 * data.len() as u64)?;
         let bytes: &[u8] = bytemuck::cast_slice(data);
+        let pieces = bytes.len().div_ceil(WRITE_PIECE);
         for (k, piece) in bytes.chunks(WRITE_PIECE).enumerate() {
             let at = offset + (k * WRITE_PIECE) as u64;
             let size = wgpu::BufferSize::new(piece.len() as u64).expect("chunks are not empty");
@@ -523,8 +533,12 @@ impl Device {
                 .ok_or_else(|| self.err(stage, ctx, format!("write of {size} bytes at {at} refused")))?;
             parallel_copy(&mut view, piece, <[u8]>::copy_from_slice);
             drop(view);
-            // Sent now, so the device copies this piece while the next fills.
-            self.queue.submit([]);
+            // Sent now, so the device copies this piece while the next
+            // fills; the last goes with the next submission, before any
+            // use of the buffer.
+            if k + 1 < pieces {
+                self.queue.submit([]);
+            }
         }
         Ok(())
     }

@@ -160,16 +160,16 @@ impl WgpuBackend {
         let total: usize = sources.iter().map(|s| s.1.len()).sum();
         let out = self.dev.alloc(stage, ctx, 8 * total as u64)?;
         let k = self.gather_kernel(stage, ctx)?;
+        // One upload of every index (each a transfer and a submission).
+        let all: Vec<u32> = sources.iter().flat_map(|s| s.1.iter().copied()).collect();
+        let words: Vec<u64> =
+            all.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
+        let ib = self.upload_u64(stage, ctx, &words)?;
         let mut job = self.dev.job(stage, ctx);
         let mut at = 0usize;
-        let mut idx_bufs = Vec::new();
         for (src, idx) in &sources {
-            let words: Vec<u64> =
-                idx.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
-            let ib = self.upload_u64(stage, ctx, &words)?;
             job.dispatch(&k, &[src, &ib, &out], &[idx.len() as u32, at as u32], groups_for(idx.len() as u64))?;
             at += idx.len();
-            idx_bufs.push(ib);
         }
         job.submit()?;
         let v = self.dev.read(stage, ctx, &[(&out, 0, total as u64)])?;

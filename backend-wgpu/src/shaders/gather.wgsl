@@ -1,8 +1,9 @@
-// out[out_base + k] = src[idx[k]] for k < count: opened rows and
+// out[base + k] = src[idx[base + k]] for k < count: opened rows and
 // authentication paths, gathered on the device and read back at once.
+// The indices of every source are one buffer, in output order.
 struct Pc {
     count: u32,
-    out_base: u32,
+    base: u32,
 }
 
 var<push_constant> pc: Pc;
@@ -14,6 +15,6 @@ var<push_constant> pc: Pc;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let k = (wid.y * 65535u + wid.x) * 256u + tid;
     if (k < pc.count) {
-        out[pc.out_base + k] = src[idx[k]];
+        out[pc.base + k] = src[idx[pc.base + k]];
     }
 }
