@@ -386,13 +386,13 @@ impl WgpuBackend {
         pc.push(0); // vec2 alignment
         pc.extend(words(shift.value()));
         pc.extend(words(g_inv.value()));
-        let mut bufs: Vec<&wgpu::Buffer> = inputs.main.bufs.iter().map(|b| &**b).collect();
+        let mut bufs: Vec<&wgpu::Buffer> = inputs.main.buffers().collect();
         for m in [inputs.aux, inputs.fixed].into_iter().flatten() {
-            bufs.extend(m.bufs.iter().map(|b| &**b));
+            bufs.extend(m.buffers());
         }
         if let Some(next) = inputs.next {
             for m in [Some(next.main), next.aux, next.fixed].into_iter().flatten() {
-                bufs.extend(m.bufs.iter().map(|b| &**b));
+                bufs.extend(m.buffers());
             }
         }
         bufs.extend([&cst, &zinv, &tw.fwd, obuf]);

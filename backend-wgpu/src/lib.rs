@@ -81,10 +81,15 @@ impl WgpuMatrix {
 
     /// (buffer, first column, columns) for every buffer.
     fn pieces(&self) -> impl Iterator<Item = (&wgpu::Buffer, usize, usize)> {
-        self.bufs.iter().enumerate().map(|(b, buf)| {
+        self.buffers().enumerate().map(|(b, buf)| {
             let first = b * self.cpb;
-            (&**buf, first, self.cpb.min(self.width - first))
+            (buf, first, self.cpb.min(self.width - first))
         })
+    }
+
+    /// The matrix's buffers, in column order.
+    fn buffers(&self) -> impl Iterator<Item = &wgpu::Buffer> {
+        self.bufs.iter().map(|b| &**b)
     }
 
     /// The single buffer of a matrix that must not be split (an extension

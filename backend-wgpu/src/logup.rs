@@ -151,12 +151,12 @@ impl WgpuBackend {
         let dims = |m: Option<&WgpuMatrix>| m.map_or([0, 1], |m| [m.height as u32, m.cpb as u32]);
         let mut pc: Vec<u32> = [dims(Some(inputs.main)), dims(inputs.fixed), dims(Some(&out))].concat();
         pc.push(n.trailing_zeros());
-        let mut bufs: Vec<&wgpu::Buffer> = inputs.main.bufs.iter().map(|b| &**b).collect();
+        let mut bufs: Vec<&wgpu::Buffer> = inputs.main.buffers().collect();
         if let Some(f) = inputs.fixed {
-            bufs.extend(f.bufs.iter().map(|b| &**b));
+            bufs.extend(f.buffers());
         }
         bufs.push(&cst);
-        bufs.extend(out.bufs.iter().map(|b| &**b));
+        bufs.extend(out.buffers());
         let mut job = self.dev.job(stage, ctx);
         job.dispatch(&kern, &bufs, &pc, groups_for(n as u64))?;
         let (sum_buf, sum_base) = out.locate(3 * k);

@@ -63,7 +63,7 @@ impl WgpuBackend {
         }
         let h = hash_code(hash);
         let mut job = self.dev.job(stage, ctx);
-        let mut bufs: Vec<&wgpu::Buffer> = m.bufs.iter().map(|b| &**b).collect();
+        let mut bufs: Vec<&wgpu::Buffer> = m.buffers().collect();
         bufs.push(&levels[0]);
         job.dispatch(&leaf, &bufs, &[n as u32, m.cpb as u32, m.width as u32, h], groups_for(n as u64))?;
         for l in 1..levels.len() {
@@ -82,7 +82,7 @@ impl WgpuBackend {
         let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
         let out = self.dev.alloc(stage, ctx, 32 * n as u64)?;
         let mut job = self.dev.job(stage, ctx);
-        let mut bufs: Vec<&wgpu::Buffer> = m.bufs.iter().map(|b| &**b).collect();
+        let mut bufs: Vec<&wgpu::Buffer> = m.buffers().collect();
         bufs.push(&out);
         job.dispatch(&leaf, &bufs, &[n as u32, m.cpb as u32, m.width as u32, hash_code(hash)], groups_for(n as u64))?;
         job.submit()?;

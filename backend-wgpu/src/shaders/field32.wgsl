@@ -53,16 +53,7 @@ fn f_reduce(r0: u32, r1: u32, r2: u32, r3: u32) -> vec2<u32> {
     if (r2 != 0u) {
         t1 = vec2<u32>(0u - r2, r2 - 1u);
     }
-    let lo = t0.x + t1.x;
-    let hi1 = t0.y + t1.y;
-    let hi = hi1 + b2u(lo < t0.x);
-    if (hi1 < t0.y || hi < hi1) {
-        return vec2<u32>(lo - 1u, hi + b2u(lo != 0u));
-    }
-    if (hi == 0xffffffffu && lo != 0u) {
-        return vec2<u32>(lo - 1u, 0u);
-    }
-    return vec2<u32>(lo, hi);
+    return f_add(t0, t1);
 }
 
 fn f_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {

@@ -15,12 +15,16 @@ fn from64(v: u64) -> vec2<u32> {
     return vec2<u32>(u32(v & M32), u32(v >> 32u));
 }
 
-fn f_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let x = to64(a);
-    let s = x + to64(b);
+// x + y mod p, the result canonical.
+fn g_add(x: u64, y: u64) -> u64 {
+    let s = x + y;
     // A carry past 2^64 is 2^32 - 1 mod p, and the sum plus it stays < p.
     let r = s + select(0lu, M32, s < x);
-    return from64(select(r, r - P64, r >= P64));
+    return select(r, r - P64, r >= P64);
+}
+
+fn f_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    return from64(g_add(to64(a), to64(b)));
 }
 
 fn f_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
@@ -48,7 +52,5 @@ fn f_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let h3 = hi >> 32u;
     let h2 = hi & M32;
     let t0 = lo - h3 - select(0lu, M32, lo < h3);
-    let s = t0 + ((h2 << 32u) - h2);
-    let r = s + select(0lu, M32, s < t0);
-    return from64(select(r, r - P64, r >= P64));
+    return from64(g_add(t0, (h2 << 32u) - h2));
 }
