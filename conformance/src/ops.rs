@@ -749,54 +749,59 @@ impl<B: Backend> Checker<'_, B> {
                 if big * (w + 12) > self.lde_cap() && w > 1 {
                     continue;
                 }
-                self.case(format!("deep_quotient x{}", 1 << lb), rows_label(rows), w.to_string(), |c, r| {
-                    // Main, auxiliary-like and quotient-like matrices at z;
-                    // main and auxiliary again at z * w (the next row).
-                    let mats: Vec<ColMatrix> = [w, 6, 6].iter().map(|&k| rand_matrix(r, k, big)).collect();
-                    let up: Vec<(B::Matrix, CpuMatrix)> = mats.iter().map(|m| c.up(m)).collect::<Result<_, _>>()?;
-                    let z = rand_ext(r);
-                    let spec: Vec<DeepSpec> = vec![
-                        (
-                            z,
-                            (0..3).map(|i| (i, rand_exts(r, mats[i].width()), rand_exts(r, mats[i].width()))).collect(),
-                        ),
-                        (
-                            z * F::two_adic_root(log),
-                            (0..2).map(|i| (i, rand_exts(r, mats[i].width()), rand_exts(r, mats[i].width()))).collect(),
-                        ),
-                    ];
-                    let domain = Coset::new(log + lb, GENERATOR);
-                    let gp: Vec<DeepPoint<B::Matrix>> = spec
-                        .iter()
-                        .map(|(p, cols)| DeepPoint {
-                            point: *p,
-                            columns: cols
-                                .iter()
-                                .map(|(i, k, v)| DeepColumns {
-                                    matrix: &up[*i].0,
-                                    coeffs: k.clone(),
-                                    values: v.clone(),
-                                })
-                                .collect(),
-                        })
-                        .collect();
-                    let cp: Vec<DeepPoint<CpuMatrix>> = spec
-                        .iter()
-                        .map(|(p, cols)| DeepPoint {
-                            point: *p,
-                            columns: cols
-                                .iter()
-                                .map(|(i, k, v)| DeepColumns {
-                                    matrix: &up[*i].1,
-                                    coeffs: k.clone(),
-                                    values: v.clone(),
-                                })
-                                .collect(),
-                        })
-                        .collect();
-                    c.same_matrix(c.b.deep_quotient(&CTX, domain, &gp), c.cpu.deep_quotient(&CTX, domain, &cp))
-                        .map(drop)
-                });
+                // Main, auxiliary-like and quotient-like matrices (0, 1, 2)
+                // at z; main and auxiliary again at z * w (the next row).
+                // Then three points: a matrix at the second point only, one
+                // at the first two in another order, one at the third only.
+                let prove_like: &[(u64, &[usize])] = &[(0, &[0, 1, 2]), (1, &[0, 1])];
+                let three: &[(u64, &[usize])] = &[(0, &[0]), (1, &[1, 0]), (2, &[2])];
+                for (name, pattern) in [("deep_quotient", prove_like), ("deep_quotient 3 points", three)] {
+                    self.case(format!("{name} x{}", 1 << lb), rows_label(rows), w.to_string(), |c, r| {
+                        let mats: Vec<ColMatrix> = [w, 6, 6].iter().map(|&k| rand_matrix(r, k, big)).collect();
+                        let up: Vec<(B::Matrix, CpuMatrix)> = mats.iter().map(|m| c.up(m)).collect::<Result<_, _>>()?;
+                        let z = rand_ext(r);
+                        let spec: Vec<DeepSpec> = pattern
+                            .iter()
+                            .map(|&(k, at)| {
+                                let cols = at
+                                    .iter()
+                                    .map(|&i| (i, rand_exts(r, mats[i].width()), rand_exts(r, mats[i].width())));
+                                (z * F::two_adic_root(log).pow(k), cols.collect())
+                            })
+                            .collect();
+                        let domain = Coset::new(log + lb, GENERATOR);
+                        let gp: Vec<DeepPoint<B::Matrix>> = spec
+                            .iter()
+                            .map(|(p, cols)| DeepPoint {
+                                point: *p,
+                                columns: cols
+                                    .iter()
+                                    .map(|(i, k, v)| DeepColumns {
+                                        matrix: &up[*i].0,
+                                        coeffs: k.clone(),
+                                        values: v.clone(),
+                                    })
+                                    .collect(),
+                            })
+                            .collect();
+                        let cp: Vec<DeepPoint<CpuMatrix>> = spec
+                            .iter()
+                            .map(|(p, cols)| DeepPoint {
+                                point: *p,
+                                columns: cols
+                                    .iter()
+                                    .map(|(i, k, v)| DeepColumns {
+                                        matrix: &up[*i].1,
+                                        coeffs: k.clone(),
+                                        values: v.clone(),
+                                    })
+                                    .collect(),
+                            })
+                            .collect();
+                        c.same_matrix(c.b.deep_quotient(&CTX, domain, &gp), c.cpu.deep_quotient(&CTX, domain, &cp))
+                            .map(drop)
+                    });
+                }
             }
             // Any height: a combination is row by row.
             for height in [rows, rows + rows / 2 + 1] {
