@@ -4,7 +4,7 @@
 //! the host.
 
 use crate::device::groups_for;
-use crate::ntt::shared_runs;
+use crate::ntt::segments;
 use crate::{WgpuBackend, WgpuMatrix, WgpuTree};
 use backend_api::host::try_zeroed;
 use backend_api::{validate, BackendBase, ColMatrix, Ctx, Result, Stage, F};
@@ -25,10 +25,10 @@ impl WgpuBackend {
     /// columns that share a buffer on both sides, and submits it.
     fn copy_rows(&self, ctx: &Ctx, from: &WgpuMatrix, to: &WgpuMatrix, c: RowCopy) -> Result<()> {
         let stage = Stage::CosetLde;
-        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, ROWS, 1), &[false, true])?;
+        let k = self.dev.kernel(stage, ctx, "rows", &crate::shader::kernel(self.dev.int64, ROWS, 1), &[false, true])?;
         let (log_src_h, log_dst_h) = (from.height.trailing_zeros(), to.height.trailing_zeros());
         let mut job = self.dev.job(stage, ctx);
-        for (first, cols) in shared_runs(from, to) {
+        for (first, cols) in segments(&[from, to], 0, from.width) {
             let ((src, src_base), (dst, dst_base)) = (from.locate(first), to.locate(first));
             let pc = [
                 src_base as u32,

@@ -366,8 +366,13 @@ impl WgpuBackend {
         writable.push(true);
         let sources: Vec<String> =
             generate(cs, split).iter().map(|body| shader::kernel(self.dev.int64, body, 1)).collect();
-        let kernels =
-            self.dev.kernels(stage, ctx, &sources.iter().map(String::as_str).collect::<Vec<_>>(), &writable)?;
+        let kernels = self.dev.kernels(
+            stage,
+            ctx,
+            "compose",
+            &sources.iter().map(String::as_str).collect::<Vec<_>>(),
+            &writable,
+        )?;
         let cl = const_layout(cs, &Analysis::new(cs));
         let cst = self.upload_u64(stage, ctx, &constants(inputs, &cl))?;
         // 1 / (x^n - 1) takes 2^log_blowup values on the coset: x^n = s^n w_B^j.

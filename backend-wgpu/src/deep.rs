@@ -23,6 +23,10 @@ struct Pc {
     v: Ext,
     shift: F,
     m_base: u32,
+    /// Mode 4: each target skipped (0), stored (1) or added to (2).
+    to_d: u32,
+    to_acc: u32,
+    coeff_base2: u32,
 }
 
 impl Pc {
@@ -40,7 +44,7 @@ impl Pc {
         w.extend(ext_words(self.z));
         w.extend(ext_words(self.v));
         w.extend(words(self.shift.value()));
-        w.push(self.m_base);
+        w.extend([self.m_base, self.to_d, self.to_acc, self.coeff_base2]);
         w
     }
 
@@ -58,6 +62,9 @@ impl Pc {
             v: Ext::ZERO,
             shift: domain.shift,
             m_base: 0,
+            to_d: 0,
+            to_acc: 0,
+            coeff_base2: 0,
         }
     }
 }
@@ -65,7 +72,7 @@ impl Pc {
 impl WgpuBackend {
     fn deep_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<Kernel>> {
         let src = shader::kernel(self.dev.int64, DEEP, 1);
-        self.dev.kernel(stage, ctx, &src, &[false, false, false, true, true])
+        self.dev.kernel(stage, ctx, "deep", &src, &[false, false, false, true, true])
     }
 
     pub(crate) fn out_of_domain(
@@ -87,9 +94,9 @@ impl WgpuBackend {
         let _permit = self.admit(stage, ctx, Self::dims(domain.log_size, 0, w))?;
         let tw = self.twiddles(stage, ctx, domain.log_size)?;
         let k = self.deep_kernel(stage, ctx)?;
-        let weights = self.dev.alloc(stage, ctx, 24 * big as u64)?;
+        let weights = self.dev.alloc_uninit(stage, ctx, 24 * big as u64)?;
         let slices = big.div_ceil(4096).clamp(1, 64);
-        let partial = self.dev.alloc(stage, ctx, 24 * (w * slices) as u64)?;
+        let partial = self.dev.alloc_uninit(stage, ctx, 24 * (w * slices) as u64)?;
         let sn = domain.shift.pow(big as u64);
         let den = (F::new(big as u64) * sn).inverse().ok_or_else(|| invalid(stage, "coset shift is zero"))?;
         let (dummy, dummy_w) = (&self.dev.dummy, &self.dev.dummy_w);
@@ -170,42 +177,45 @@ impl WgpuBackend {
         let k = self.deep_kernel(stage, ctx)?;
         let out = self.alloc_matrix(stage, ctx, big, 3)?;
         let d = out.single(&self.dev, stage, ctx)?;
-        let acc = self.dev.alloc(stage, ctx, 24 * big as u64)?;
+        let acc = self.dev.alloc_uninit(stage, ctx, 24 * big as u64)?;
         let mut job = self.dev.job(stage, ctx);
         let mut keep = Vec::new();
+        // The first two points' combinations go to d and acc together (a
+        // matrix opened at both is read once); d then becomes the first
+        // point's quotient in place, and every other point adds its own.
+        let mut lc = Lincomb { k: &k, m: &domain, tw_log: tw.log, d, acc: &acc, started: [false; 2] };
+        let second = points.get(1).map_or(&[][..], |p| &p.columns[..]);
+        let mut paired = vec![false; second.len()];
+        for cols in &points[0].columns {
+            let twin = second
+                .iter()
+                .enumerate()
+                .position(|(j, c)| !paired[j] && c.matrix.same_as(cols.matrix) && c.coeffs.len() == cols.coeffs.len());
+            if let Some(j) = twin {
+                paired[j] = true;
+            }
+            let both = twin.map(|j| &second[j].coeffs[..]);
+            keep.push(self.lincomb(&mut job, ctx, &mut lc, cols.matrix, Some(&cols.coeffs), both)?);
+        }
+        for (cols, _) in second.iter().zip(&paired).filter(|(_, &p)| !p) {
+            keep.push(self.lincomb(&mut job, ctx, &mut lc, cols.matrix, None, Some(&cols.coeffs))?);
+        }
         for (pi, p) in points.iter().enumerate() {
-            let mut v = Ext::ZERO;
-            let mut first = true;
-            for cols in &p.columns {
-                for (c, val) in cols.coeffs.iter().zip(&cols.values) {
-                    v += *c * *val;
+            if pi >= 2 {
+                lc.started[1] = false;
+                for cols in &p.columns {
+                    keep.push(self.lincomb(&mut job, ctx, &mut lc, cols.matrix, None, Some(&cols.coeffs))?);
                 }
-                if cols.matrix.width == 0 {
-                    continue;
-                }
-                let coeffs: Vec<u64> = cols.coeffs.iter().flat_map(|c| ext_u64(*c)).collect();
-                let cb = self.upload_u64(stage, ctx, &coeffs)?;
-                for (buf, c0, nc) in cols.matrix.pieces() {
-                    let pc = Pc {
-                        accumulate: !first,
-                        cols: nc as u32,
-                        coeff_base: c0 as u32,
-                        ..Pc::new(0, &domain, tw.log)
-                    };
-                    job.dispatch(
-                        &k,
-                        &[buf, &cb, &tw.fwd, &acc, &self.dev.dummy_w],
-                        &pc.words(),
-                        groups_for(big as u64),
-                    )?;
-                    first = false;
-                }
-                keep.push(cb);
             }
-            if first {
-                job.clear(&acc, 0, 3 * big as u64);
+            // A point with no columns combines to zero.
+            let target = usize::from(pi > 0);
+            if !lc.started[target] {
+                job.clear(if pi == 0 { d } else { &acc }, 0, 3 * big as u64);
+                lc.started[target] = true;
             }
-            let pc = Pc { z: p.point, v, accumulate: pi > 0, ..Pc::new(1, &domain, tw.log) };
+            let v: Ext = p.columns.iter().flat_map(|c| c.coeffs.iter().zip(&c.values).map(|(c, v)| *c * *v)).sum();
+            let mode = if pi == 0 { 5 } else { 1 };
+            let pc = Pc { z: p.point, v, accumulate: pi > 0, ..Pc::new(mode, &domain, tw.log) };
             job.dispatch(
                 &k,
                 &[&self.dev.dummy, &self.dev.dummy, &tw.fwd, &acc, d],
@@ -215,6 +225,56 @@ impl WgpuBackend {
         }
         job.submit()?;
         Ok(out)
+    }
+
+    /// Records the combination of `m`'s columns with `to_d` coefficients
+    /// into d and `to_acc` ones into acc (each stored the first time,
+    /// added after), reading `m` once. Returns the coefficients' buffer,
+    /// to keep until the job is submitted.
+    fn lincomb(
+        &self,
+        job: &mut crate::device::Job,
+        ctx: &Ctx,
+        lc: &mut Lincomb,
+        m: &WgpuMatrix,
+        to_d: Option<&[Ext]>,
+        to_acc: Option<&[Ext]>,
+    ) -> Result<Option<crate::device::DeviceBuffer>> {
+        if m.width == 0 || (to_d.is_none() && to_acc.is_none()) {
+            return Ok(None);
+        }
+        let w = m.width;
+        let coeffs: Vec<u64> =
+            [to_d, to_acc].into_iter().flatten().flat_map(|cs| cs.iter().flat_map(|c| ext_u64(*c))).collect();
+        let cb = self.upload_u64(Stage::Deep, ctx, &coeffs)?;
+        let mode = |on: bool, started: bool| {
+            if !on {
+                0
+            } else if started {
+                2
+            } else {
+                1
+            }
+        };
+        for (buf, c0, nc) in m.pieces() {
+            let pc = Pc {
+                cols: nc as u32,
+                coeff_base: c0 as u32,
+                coeff_base2: (c0 + if to_d.is_some() { w } else { 0 }) as u32,
+                to_d: mode(to_d.is_some(), lc.started[0]),
+                to_acc: mode(to_acc.is_some(), lc.started[1]),
+                ..Pc::new(4, lc.m, lc.tw_log)
+            };
+            job.dispatch(
+                lc.k,
+                &[buf, &cb, &self.dev.dummy, lc.acc, lc.d],
+                &pc.words(),
+                groups_for(lc.m.size() as u64),
+            )?;
+            lc.started[0] |= to_d.is_some();
+            lc.started[1] |= to_acc.is_some();
+        }
+        Ok(Some(cb))
     }
 
     /// `DeepOps::combine_columns`: the lincomb mode into a fresh
@@ -243,4 +303,15 @@ impl WgpuBackend {
         job.submit()?;
         Ok(out)
     }
+}
+
+/// What `WgpuBackend::lincomb` writes into: d and acc over the domain, and
+/// whether each has been written yet.
+struct Lincomb<'a> {
+    k: &'a Kernel,
+    m: &'a Coset,
+    tw_log: u32,
+    d: &'a wgpu::Buffer,
+    acc: &'a wgpu::Buffer,
+    started: [bool; 2],
 }

@@ -100,6 +100,9 @@ const STAGING_MIN: u64 = 64 << 10;
 /// Most bytes of idle read-back staging kept for reuse (two pieces for
 /// each of two reading threads).
 const STAGING_IDLE_MAX: u64 = 4 * READ_PIECE;
+/// Smallest write staged through the upload pool; smaller ones go
+/// through wgpu's own staging (suballocated, cheap for small sizes).
+const STAGED_WRITE_MIN: usize = 1 << 20;
 /// Most bytes of idle device buffers kept for reuse (a quarter of the
 /// memory budget where one is set).
 const BUFFERS_IDLE_MAX: u64 = 4 << 30;
@@ -272,6 +275,15 @@ pub(crate) struct Core {
     /// one costs the driver an allocation of pinned host memory, which
     /// took longer than the copy for small reads.
     staging: BufferPool,
+    /// Idle upload staging, mapped for writing: a new large mappable
+    /// buffer pins host memory, which costs more than the copy (the
+    /// read-backs' reason, for uploads).
+    upload_staging: Arc<BufferPool>,
+    /// Clears of reused buffers, sent with the next submission (before
+    /// its work) rather than each in a submission of its own.
+    clears: Mutex<Option<wgpu::CommandEncoder>>,
+    /// Device time per kernel, when asked for (`KILN_WGPU_PROFILE=1`).
+    pub(crate) profiler: Option<crate::profile::Profiler>,
 }
 
 /// One backend's view of a [`Core`]: the shared device and this backend's
@@ -288,11 +300,13 @@ impl std::ops::Deref for Device {
     }
 }
 
-/// A compiled kernel: its pipeline and binding layout.
+/// A compiled kernel: its pipeline and binding layout, and its name in
+/// profiles.
 pub(crate) struct Kernel {
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
     bindings: usize,
+    label: &'static str,
 }
 
 /// What `Device::new` needs from the backend's configuration.
@@ -348,6 +362,9 @@ impl Core {
         if int64 {
             required_features |= wgpu::Features::SHADER_INT64;
         }
+        if std::env::var("KILN_WGPU_PROFILE").is_ok_and(|v| v.trim() == "1") {
+            required_features |= features & wgpu::Features::TIMESTAMP_QUERY;
+        }
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kiln"),
@@ -384,6 +401,7 @@ impl Core {
             })
         };
         let (dummy, dummy_w) = (placeholder(), placeholder());
+        let profiler = crate::profile::Profiler::new(required_features, &queue);
         Ok(Core {
             device,
             queue,
@@ -400,6 +418,9 @@ impl Core {
             dummy_w,
             buffers: Arc::new(BufferPool::new(s.memory_budget_bytes.map_or(BUFFERS_IDLE_MAX, |b| b / 4))),
             staging: BufferPool::new(STAGING_IDLE_MAX),
+            upload_staging: Arc::new(BufferPool::new(STAGING_IDLE_MAX)),
+            clears: Mutex::new(None),
+            profiler,
         })
     }
 }
@@ -443,6 +464,30 @@ impl Device {
         self.alloc_for(stage, ctx, bytes, true)
     }
 
+    /// [`Device::alloc`] for a caller that writes every byte before any
+    /// read: a reused buffer is not cleared.
+    pub(crate) fn alloc_uninit(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<DeviceBuffer, BackendError> {
+        self.alloc_for(stage, ctx, bytes, false)
+    }
+
+    /// Submits `work` after the clears recorded since the last submission
+    /// (every submission goes through here). The clears are taken and
+    /// submitted under one lock: another thread's work on a buffer just
+    /// cleared must not reach the queue between the two.
+    fn submit(&self, work: impl IntoIterator<Item = wgpu::CommandBuffer>) -> wgpu::SubmissionIndex {
+        let mut clears = self.clears.lock().unwrap_or_else(|p| p.into_inner());
+        let first = clears.take().map(|e| e.finish());
+        self.queue.submit(first.into_iter().chain(work))
+    }
+
+    /// Submits the pending clears, if any.
+    fn flush_clears(&self) {
+        let mut clears = self.clears.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = clears.take() {
+            self.queue.submit([e.finish()]);
+        }
+    }
+
     /// [`Device::alloc`]; a reused buffer is cleared only when `zeroed`
     /// (the caller overwrites every byte otherwise).
     fn alloc_for(&self, stage: Stage, ctx: &Ctx, bytes: u64, zeroed: bool) -> Result<DeviceBuffer, BackendError> {
@@ -458,10 +503,13 @@ impl Device {
         }
         let buf = match self.buffers.take(|s| s == size) {
             Some(b) if zeroed => {
-                // As zeroed as a new one (wgpu zeroes those before first use).
-                let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+                // As zeroed as a new one (wgpu zeroes those before first
+                // use), by the time the next submission runs.
+                let mut clears = self.clears.lock().unwrap_or_else(|p| p.into_inner());
+                let enc = clears.get_or_insert_with(|| {
+                    self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("clears") })
+                });
                 enc.clear_buffer(&b, 0, None);
-                self.queue.submit([enc.finish()]);
                 b
             }
             Some(b) => b,
@@ -521,26 +569,54 @@ impl Device {
     ) -> Result<(), BackendError> {
         self.check(FaultSite::TransferToDevice, stage, ctx, 8 * data.len() as u64)?;
         let bytes: &[u8] = bytemuck::cast_slice(data);
-        let pieces = bytes.len().div_ceil(WRITE_PIECE);
+        if bytes.len() < STAGED_WRITE_MIN {
+            // Queued writes run before the next submission's work: pending
+            // clears go first, or one could land on this data.
+            self.flush_clears();
+            self.queue.write_buffer(buf, offset, bytes);
+            return Ok(());
+        }
         for (k, piece) in bytes.chunks(WRITE_PIECE).enumerate() {
-            let at = offset + (k * WRITE_PIECE) as u64;
-            let size = wgpu::BufferSize::new(piece.len() as u64).expect("chunks are not empty");
-            // wgpu's `write_buffer` fills its staging memory on one thread;
-            // this view is filled by all of them.
-            let mut view = self
-                .queue
-                .write_buffer_with(buf, at, size)
-                .ok_or_else(|| self.err(stage, ctx, format!("write of {size} bytes at {at} refused")))?;
-            parallel_copy(&mut view, piece, <[u8]>::copy_from_slice);
-            drop(view);
-            // Sent now, so the device copies this piece while the next
-            // fills; the last goes with the next submission, before any
-            // use of the buffer.
-            if k + 1 < pieces {
-                self.queue.submit([]);
+            let (at, len) = (offset + (k * WRITE_PIECE) as u64, piece.len() as u64);
+            let staging = self.take_upload_staging(len);
+            {
+                let mut view = staging.slice(..len).get_mapped_range_mut();
+                parallel_copy(&mut view, piece, <[u8]>::copy_from_slice);
             }
+            staging.unmap();
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            enc.copy_buffer_to_buffer(&staging, 0, buf, at, len);
+            // Sent now, so the device copies this piece while the next
+            // fills.
+            self.submit([enc.finish()]);
+            // Mapped again once its copy has run, then idle for reuse.
+            let (pool, again) = (self.upload_staging.clone(), staging.clone());
+            staging.slice(..).map_async(wgpu::MapMode::Write, move |r| {
+                if r.is_ok() {
+                    pool.give(again);
+                }
+            });
         }
         Ok(())
+    }
+
+    /// A mapped upload staging buffer of at least `bytes`: an idle one
+    /// (after running the callbacks of copies that have finished), else a
+    /// new one, mapped at creation. Sizes are powers of two.
+    fn take_upload_staging(&self, bytes: u64) -> wgpu::Buffer {
+        let fits = |s| s >= bytes;
+        if let Some(b) = self.upload_staging.take(fits) {
+            return b;
+        }
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        self.upload_staging.take(fits).unwrap_or_else(|| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("upload"),
+                size: bytes.next_power_of_two().max(STAGING_MIN),
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            })
+        })
     }
 
     /// A kernel from WGSL source, compiled once per source text. `writable`
@@ -549,10 +625,11 @@ impl Device {
         &self,
         stage: Stage,
         ctx: &Ctx,
+        label: &'static str,
         source: &str,
         writable: &[bool],
     ) -> Result<Arc<Kernel>, BackendError> {
-        let mut ks = self.kernels(stage, ctx, &[source], writable)?;
+        let mut ks = self.kernels(stage, ctx, label, &[source], writable)?;
         ks.pop().ok_or_else(|| self.err(stage, ctx, "no kernel compiled"))
     }
 
@@ -564,6 +641,7 @@ impl Device {
         &self,
         stage: Stage,
         ctx: &Ctx,
+        label: &'static str,
         sources: &[&str],
         writable: &[bool],
     ) -> Result<Vec<Arc<Kernel>>, BackendError> {
@@ -577,10 +655,12 @@ impl Device {
             let scopes = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
             self.device.push_error_scope(wgpu::ErrorFilter::Validation);
             let built: Vec<Kernel> = match missing[..] {
-                [one] => vec![self.build_kernel(one, writable)],
+                [one] => vec![self.build_kernel(label, one, writable)],
                 _ => std::thread::scope(|scope| {
-                    let handles: Vec<_> =
-                        missing.iter().map(|src| scope.spawn(move || self.build_kernel(src, writable))).collect();
+                    let handles: Vec<_> = missing
+                        .iter()
+                        .map(|src| scope.spawn(move || self.build_kernel(label, src, writable)))
+                        .collect();
                     handles.into_iter().map(|h| h.join()).collect::<Result<_, _>>()
                 })
                 .map_err(|_| self.err(stage, ctx, "a kernel-compiling thread panicked"))?,
@@ -602,7 +682,7 @@ impl Device {
 
     /// The shader module, binding layout and pipeline of one kernel
     /// (errors go to the caller's error scope).
-    fn build_kernel(&self, source: &str, writable: &[bool]) -> Kernel {
+    fn build_kernel(&self, label: &'static str, source: &str, writable: &[bool]) -> Kernel {
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: None,
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -639,21 +719,22 @@ impl Device {
             compilation_options: Default::default(),
             cache: None,
         });
-        Kernel { pipeline, layout, bindings: writable.len() }
+        Kernel { pipeline, layout, bindings: writable.len(), label }
     }
 
     /// Starts recording the work of one operation.
     pub(crate) fn job<'a>(&'a self, stage: Stage, ctx: &'a Ctx<'a>) -> Job<'a> {
         let encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         let ticket = JobTicket { pool: self.buffers.clone(), id: self.buffers.open() };
-        Job { dev: self, stage, ctx, encoder, _ticket: ticket }
+        let stamps = self.profiler.as_ref().map(|p| p.stamps(&self.device));
+        Job { dev: self, stage, ctx, encoder, _ticket: ticket, stamps }
     }
 
     /// Waits for all submitted work.
     pub(crate) fn wait(&self, stage: Stage, ctx: &Ctx) -> Result<(), BackendError> {
         // Queued writes (uploads) go with the next submission: an empty
         // one sends them, so the wait covers them too.
-        self.queue.submit([]);
+        self.submit([]);
         self.device.poll(wgpu::PollType::Wait).map_err(|e| self.decline(stage, ctx, 0, format!("device poll: {e}")))?;
         if self.lost.load(Ordering::Acquire) {
             return Err(self.decline(stage, ctx, 0, "the wgpu device was lost"));
@@ -717,7 +798,7 @@ impl Device {
             enc.copy_buffer_to_buffer(b, 8 * off, &staging, 8 * at, 8 * len);
             at += len;
         }
-        let index = self.queue.submit([enc.finish()]);
+        let index = self.submit([enc.finish()]);
         let done = Arc::new(Mutex::new(None));
         let d2 = done.clone();
         staging.slice(..8 * words).map_async(wgpu::MapMode::Read, move |r| {
@@ -817,6 +898,7 @@ pub(crate) struct Job<'a> {
     ctx: &'a Ctx<'a>,
     encoder: wgpu::CommandEncoder,
     _ticket: JobTicket,
+    stamps: Option<crate::profile::Stamps>,
 }
 
 impl Job<'_> {
@@ -848,8 +930,17 @@ impl Job<'_> {
         });
         let mut words = [0u32; (PC_BYTES / 4) as usize];
         words[..pc.len()].copy_from_slice(pc);
-        let mut pass =
-            self.encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        let timestamp_writes =
+            self.stamps.as_mut().filter(|st| st.labels.len() < crate::profile::MAX_PASSES as usize).map(|st| {
+                let at = 2 * st.labels.len() as u32;
+                st.labels.push(k.label);
+                wgpu::ComputePassTimestampWrites {
+                    query_set: &st.set,
+                    beginning_of_pass_write_index: Some(at),
+                    end_of_pass_write_index: Some(at + 1),
+                }
+            });
+        let mut pass = self.encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &bg, &[]);
         pass.set_push_constants(0, bytemuck::cast_slice(&words));
@@ -866,12 +957,23 @@ impl Job<'_> {
 
     /// Submits the recorded work (it runs in order after everything
     /// submitted before). Does not wait.
-    pub(crate) fn submit(self) -> Result<(), BackendError> {
+    pub(crate) fn submit(mut self) -> Result<(), BackendError> {
         let dev = self.dev;
+        let times = self.stamps.take().filter(|st| !st.labels.is_empty()).map(|st| {
+            let n = 2 * st.labels.len() as u64;
+            let resolved = dev.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("profile"),
+                size: 8 * n,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            self.encoder.resolve_query_set(&st.set, 0..n as u32, &resolved, 0);
+            (st.labels, resolved, n)
+        });
         let scopes = dev.scopes.lock().unwrap_or_else(|p| p.into_inner());
         dev.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         dev.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        dev.queue.submit([self.encoder.finish()]);
+        dev.submit([self.encoder.finish()]);
         let validation = pollster::block_on(dev.device.pop_error_scope());
         let oom = pollster::block_on(dev.device.pop_error_scope());
         drop(scopes);
@@ -880,6 +982,9 @@ impl Job<'_> {
         }
         if let Some(e) = validation {
             return Err(dev.err(self.stage, self.ctx, e));
+        }
+        if let (Some((labels, resolved, n)), Some(p)) = (times, &dev.profiler) {
+            p.add(self.stage, &labels, &dev.read(self.stage, self.ctx, &[(&resolved, 0, n)])?);
         }
         Ok(())
     }
@@ -1016,14 +1121,74 @@ mod tests {
     }
 
     #[test]
+    fn large_writes_go_through_reused_staging() {
+        // Settings of its own: a core no other test shares.
+        let settings = Settings {
+            adapter: 0,
+            max_binding_bytes: None,
+            memory_budget_bytes: None,
+            int64: false,
+            tile_log: Some(5),
+        };
+        let Some(dev) = test_device_with(settings) else { return };
+        let ctx = Ctx::table("write");
+        let n = 3 * STAGED_WRITE_MIN / 16;
+        for round in 0..3u64 {
+            let data: Vec<u64> = (0..n as u64).map(|i| (i ^ round).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+            let buf = dev.upload(Stage::Upload, &ctx, &data).unwrap();
+            assert_eq!(dev.read(Stage::Upload, &ctx, &[(&buf, 0, n as u64)]).unwrap(), data, "round {round}");
+        }
+        // The read waited for the copy: its staging is mapped and idle.
+        dev.device.poll(wgpu::PollType::Wait).unwrap();
+        let idle = dev.upload_staging.idle_sizes();
+        assert!(!idle.is_empty() && idle.len() <= 2, "upload staging is kept and reused: {idle:?}");
+    }
+
+    #[test]
+    fn a_reused_buffer_is_cleared_before_work_any_thread_submits_later() {
+        // Threads allocate zeroed buffers of one size (so they come back
+        // from the pool, cleared with a later submission), fill them and
+        // read them back, while each also submits and uploads: a clear may
+        // never reach the queue after the work that filled its buffer.
+        let settings = Settings {
+            adapter: 0,
+            max_binding_bytes: None,
+            memory_budget_bytes: None,
+            int64: false,
+            tile_log: Some(6),
+        };
+        let Some(dev) = test_device_with(settings) else { return };
+        let ctx = Ctx::table("clears");
+        let ks: Vec<Arc<Kernel>> =
+            (1..=4u32).map(|v| dev.kernel(Stage::Compose, &ctx, "test", &store(v), &[true]).unwrap()).collect();
+        std::thread::scope(|s| {
+            for (t, k) in ks.iter().enumerate() {
+                let (dev, ctx) = (&dev, &ctx);
+                s.spawn(move || {
+                    for round in 0..200 {
+                        let buf = dev.alloc(Stage::Compose, ctx, 4 * 256).unwrap();
+                        let mut job = dev.job(Stage::Compose, ctx);
+                        job.dispatch(k, &[&buf], &[256], (4, 1, 1)).unwrap();
+                        job.submit().unwrap();
+                        drop(dev.upload(Stage::Compose, ctx, &[round; 4]).unwrap());
+                        let words = dev.read(Stage::Compose, ctx, &[(&buf, 0, 128)]).unwrap();
+                        let v = t as u64 + 1;
+                        assert!(words.iter().all(|&w| w == v | v << 32), "thread {t} round {round}: {words:?}");
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
     fn a_batch_compiles_each_source_once_and_a_bad_one_is_a_typed_error() {
         let Some(dev) = test_device(false) else { return };
         let ctx = Ctx::table("batch");
         let (a, b) = (store(7), store(9));
         // A source twice in one batch is compiled once; each kernel runs as its own.
-        let ks = dev.kernels(Stage::Compose, &ctx, &[&a, &b, &a], &[true]).unwrap();
+        let ks = dev.kernels(Stage::Compose, &ctx, "test", &[&a, &b, &a], &[true]).unwrap();
         assert!(Arc::ptr_eq(&ks[0], &ks[2]) && !Arc::ptr_eq(&ks[0], &ks[1]));
-        let again = dev.kernel(Stage::Compose, &ctx, &b, &[true]).unwrap();
+        let again = dev.kernel(Stage::Compose, &ctx, "test", &b, &[true]).unwrap();
         assert!(Arc::ptr_eq(&again, &ks[1]), "a compiled kernel comes from the cache");
         for (k, want) in [(&ks[0], 7u64), (&ks[1], 9)] {
             let out = dev.alloc(Stage::Compose, &ctx, 8 * 64).unwrap();
@@ -1036,7 +1201,7 @@ mod tests {
         // A batch with a source that does not compile fails as a whole,
         // typed, also when it compiles on a thread of its own.
         let (good, bad) = (store(11), a.replace("out[id.x] = 7u;", "out[id.x] = undefined_name;"));
-        match dev.kernels(Stage::Compose, &ctx, &[&good, &bad], &[true]) {
+        match dev.kernels(Stage::Compose, &ctx, "test", &[&good, &bad], &[true]) {
             Err(BackendError::Device { stage: Stage::Compose, message, .. }) => {
                 assert!(message.contains("does not compile"), "{message}")
             }

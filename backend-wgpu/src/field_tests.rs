@@ -81,7 +81,8 @@ fn wgsl_field_matches_the_host_field_with_both_products() {
         let a = values(n, 1);
         let mut b = values(n, 2);
         b.rotate_left(7);
-        let k = dev.kernel(Stage::Ntt, &ctx, &shader::kernel(dev.int64, BODY, 1), &[false, false, true]).unwrap();
+        let k =
+            dev.kernel(Stage::Ntt, &ctx, "field", &shader::kernel(dev.int64, BODY, 1), &[false, false, true]).unwrap();
         let (ab, bb) = (dev.upload(Stage::Ntt, &ctx, &a).unwrap(), dev.upload(Stage::Ntt, &ctx, &b).unwrap());
         let out = dev.alloc(Stage::Ntt, &ctx, 8 * 11 * n as u64).unwrap();
         let mut job = dev.job(Stage::Ntt, &ctx);

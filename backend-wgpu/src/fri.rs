@@ -40,7 +40,13 @@ impl WgpuBackend {
         pc.extend(ext_words(roll_in.map_or(Ext::ZERO, |r| r.1)));
         pc.extend(words(shift_inv.value()));
         pc.extend(words(a_inv.value()));
-        let k = self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, FOLD, 1), &[false, false, false, true])?;
+        let k = self.dev.kernel(
+            stage,
+            ctx,
+            "fold",
+            &shader::kernel(self.dev.int64, FOLD, 1),
+            &[false, false, false, true],
+        )?;
         let mut job = self.dev.job(stage, ctx);
         job.dispatch(&k, &[src, roll, &tw.inv, &out.bufs[0]], &pc, groups_for(m as u64))?;
         job.submit()?;
@@ -55,7 +61,7 @@ impl WgpuBackend {
         }
         let _permit = self.admit(stage, ctx, Self::dims(0, 0, 0))?;
         let body = format!("{}\n{}\n{GRIND}", shader::BLAKE3, shader::KECCAK);
-        let k = self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &body, 1), &[true])?;
+        let k = self.dev.kernel(stage, ctx, "grind", &shader::kernel(self.dev.int64, &body, 1), &[true])?;
         let best = self.dev.alloc(stage, ctx, 8)?;
         let seed_words: Vec<u32> = seed.chunks(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
         let code = match hash {

@@ -23,7 +23,8 @@
 //! adapter has `SHADER_INT64`), `KILN_WGPU_MAX_BINDING` (bytes; a smaller
 //! binding limit, to exercise splitting), `KILN_WGPU_TILE_LOG` (a smaller
 //! NTT tile, 2^4 to 2^11 elements, to exercise multi-pass transforms at
-//! small sizes).
+//! small sizes), `KILN_WGPU_PROFILE=1` (device time per stage and kernel
+//! from timestamp queries, [`WgpuBackend::take_profile`]).
 
 mod base;
 mod compose;
@@ -35,6 +36,7 @@ mod fri;
 mod logup;
 mod merkle;
 mod ntt;
+mod profile;
 mod shader;
 
 pub use backend_api::fault::FaultInjector;
@@ -45,8 +47,8 @@ use backend_api::fault::FaultSite;
 use backend_api::gate::Permit;
 use backend_api::memory::{stage_bytes, TableDims};
 use backend_api::{
-    BackendError, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix, DeviceTree, Digest, Ext,
-    FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
+    BackendError, ColMatrix, ComposeInputs, ComposeOps, Coset, Ctx, DeepOps, DeepPoint, DeviceMatrix, DeviceTree,
+    Digest, Ext, FriOps, HashKind, LogUpInputs, LogUpOps, MerkleOps, NttOps, Result, RowOpening, Stage, F,
 };
 use device::Device;
 use std::sync::Arc;
@@ -85,6 +87,12 @@ impl WgpuMatrix {
             let first = b * self.cpb;
             (buf, first, self.cpb.min(self.width - first))
         })
+    }
+
+    /// Whether `other` is this matrix (the same buffers and shape).
+    fn same_as(&self, other: &WgpuMatrix) -> bool {
+        Arc::ptr_eq(&self.bufs, &other.bufs)
+            && (self.height, self.width, self.cpb) == (other.height, other.width, other.cpb)
     }
 
     /// The matrix's buffers, in column order.
@@ -206,6 +214,13 @@ impl WgpuBackend {
         (gate.budget, gate.held)
     }
 
+    /// Device time per stage and kernel since the last call, as a table,
+    /// when this process profiles (`KILN_WGPU_PROFILE=1` on an adapter
+    /// with timestamp queries); else `None`.
+    pub fn take_profile(&self) -> Option<String> {
+        self.dev.profiler.as_ref().map(|p| p.take())
+    }
+
     /// Waits for all submitted work.
     pub fn synchronize(&self) -> Result<()> {
         self.dev.wait(Stage::Download, &Ctx::table("-"))
@@ -262,13 +277,32 @@ impl WgpuBackend {
         Ok(fit.min(width.max(1)))
     }
 
-    /// An uninitialised `height` x `width` matrix on the device.
+    /// An uninitialised `height` x `width` matrix on the device, for an
+    /// output its operation writes in full.
     fn alloc_matrix(&self, stage: Stage, ctx: &Ctx, height: usize, width: usize) -> Result<WgpuMatrix> {
         let cpb = self.columns_per_buffer(stage, ctx, height, width)?;
+        self.alloc_matrix_in(stage, ctx, height, width, cpb, false)
+    }
+
+    /// A `height` x `width` matrix in buffers of `cpb` columns, zeroed
+    /// when asked.
+    fn alloc_matrix_in(
+        &self,
+        stage: Stage,
+        ctx: &Ctx,
+        height: usize,
+        width: usize,
+        cpb: usize,
+        zeroed: bool,
+    ) -> Result<WgpuMatrix> {
         let mut bufs = Vec::with_capacity(width.div_ceil(cpb));
         for first in (0..width).step_by(cpb) {
-            let cols = cpb.min(width - first);
-            bufs.push(self.dev.alloc(stage, ctx, (8 * cols * height) as u64)?);
+            let bytes = (8 * cpb.min(width - first) * height) as u64;
+            bufs.push(if zeroed {
+                self.dev.alloc(stage, ctx, bytes)?
+            } else {
+                self.dev.alloc_uninit(stage, ctx, bytes)?
+            });
         }
         Ok(WgpuMatrix { bufs: Arc::new(bufs), height, width, cpb })
     }
@@ -307,6 +341,16 @@ impl NttOps for WgpuBackend {
 
     fn coset_lde(&self, ctx: &Ctx, evals: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {
         self.lde(ctx, evals, log_blowup, shift)
+    }
+
+    fn upload_coset_lde(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+    ) -> Result<(WgpuMatrix, WgpuMatrix)> {
+        self.upload_lde(ctx, evals, log_blowup, shift)
     }
 
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_blowup: u32, shift: F) -> Result<WgpuMatrix> {

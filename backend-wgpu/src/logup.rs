@@ -127,7 +127,8 @@ impl WgpuBackend {
         };
         let _permit = self.admit(stage, ctx, d)?;
         let width = 3 * logup.aux_width();
-        let out = self.alloc_matrix(stage, ctx, n, width)?;
+        let cpb = self.columns_per_buffer(stage, ctx, n, width)?;
+        let out = self.alloc_matrix_in(stage, ctx, n, width, cpb, true)?;
         let (nm, nf, no) = (inputs.main.bufs.len(), inputs.fixed.map_or(0, |f| f.bufs.len()), out.bufs.len());
         if (nm + nf + no + 1) as u32 > self.dev.storage_per_stage || out.cpb < 3 {
             return Err(self.dev.decline(
@@ -140,7 +141,7 @@ impl WgpuBackend {
         let body = generate(logup, nm as u32, nf as u32, no as u32);
         let mut writable = vec![false; nm + nf + 1];
         writable.extend(vec![true; no]);
-        let kern = self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &body, 1), &writable)?;
+        let kern = self.dev.kernel(stage, ctx, "logup", &shader::kernel(self.dev.int64, &body, 1), &writable)?;
         let mut cst: Vec<u64> = logup.tags.iter().flat_map(|&t| ext_u64(inputs.z - F::new(t))).collect();
         let mut pow = inputs.alpha;
         for _ in 0..logup.max_arity() {
@@ -185,7 +186,7 @@ impl WgpuBackend {
         scratch: &mut Vec<DeviceBuffer>,
     ) -> Result<()> {
         const ROWS: usize = 2048;
-        let k = self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, SCAN, 1), &[true, true])?;
+        let k = self.dev.kernel(stage, ctx, "scan", &shader::kernel(self.dev.int64, SCAN, 1), &[true, true])?;
         let blocks = n.div_ceil(ROWS);
         let sums = self.dev.alloc(stage, ctx, 24 * blocks as u64)?;
         let pc = [0, n as u32, n as u32, base as u32, blocks as u32];

@@ -41,11 +41,11 @@ impl WgpuBackend {
             .replace("@binding(OUT)", &format!("@binding({nb})"));
         let mut writable = vec![false; buffers];
         writable.push(true);
-        self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &body, 1), &writable)
+        self.dev.kernel(stage, ctx, "leaves", &shader::kernel(self.dev.int64, &body, 1), &writable)
     }
 
     pub(crate) fn gather_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<Kernel>> {
-        self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, GATHER, 1), &[false, false, true])
+        self.dev.kernel(stage, ctx, "gather", &shader::kernel(self.dev.int64, GATHER, 1), &[false, false, true])
     }
 
     pub(crate) fn merkle_commit(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<WgpuTree> {
@@ -53,12 +53,17 @@ impl WgpuBackend {
         let _permit = self.admit_leaves(ctx, m)?;
         let n = m.height;
         let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
-        let nodes =
-            self.dev.kernel(stage, ctx, &shader::kernel(self.dev.int64, &with_hashes(NODES), 1), &[false, true])?;
-        let mut levels = vec![self.dev.alloc(stage, ctx, 32 * n as u64)?];
+        let nodes = self.dev.kernel(
+            stage,
+            ctx,
+            "nodes",
+            &shader::kernel(self.dev.int64, &with_hashes(NODES), 1),
+            &[false, true],
+        )?;
+        let mut levels = vec![self.dev.alloc_uninit(stage, ctx, 32 * n as u64)?];
         let mut count = n / 2;
         while count >= 1 {
-            levels.push(self.dev.alloc(stage, ctx, 32 * count as u64)?);
+            levels.push(self.dev.alloc_uninit(stage, ctx, 32 * count as u64)?);
             count /= 2;
         }
         let h = hash_code(hash);
@@ -80,7 +85,7 @@ impl WgpuBackend {
         let _permit = self.admit_leaves(ctx, m)?;
         let n = m.height;
         let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
-        let out = self.dev.alloc(stage, ctx, 32 * n as u64)?;
+        let out = self.dev.alloc_uninit(stage, ctx, 32 * n as u64)?;
         let mut job = self.dev.job(stage, ctx);
         let mut bufs: Vec<&wgpu::Buffer> = m.buffers().collect();
         bufs.push(&out);
@@ -158,7 +163,7 @@ impl WgpuBackend {
             sources.push((level, idx));
         }
         let total: usize = sources.iter().map(|s| s.1.len()).sum();
-        let out = self.dev.alloc(stage, ctx, 8 * total as u64)?;
+        let out = self.dev.alloc_uninit(stage, ctx, 8 * total as u64)?;
         let k = self.gather_kernel(stage, ctx)?;
         // One upload of every index (each a transfer and a submission).
         let all: Vec<u32> = sources.iter().flat_map(|s| s.1.iter().copied()).collect();

@@ -10,7 +10,7 @@
 
 use crate::device::{Device, DeviceBuffer, Job};
 use crate::{invalid, words, WgpuBackend, WgpuMatrix};
-use backend_api::{validate, BackendError, Coset, Ctx, Result, Stage, F};
+use backend_api::{validate, BackendError, ColMatrix, Coset, Ctx, Result, Stage, F};
 use std::sync::{Arc, Mutex};
 
 const TAIL: &str = include_str!("shaders/tail.wgsl");
@@ -112,7 +112,7 @@ pub(crate) struct Run<'a> {
 impl WgpuBackend {
     fn ntt_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<crate::device::Kernel>> {
         let src = crate::shader::kernel(self.dev.int64, crate::shader::NTT, 1 << self.dev.tile_log);
-        self.dev.kernel(stage, ctx, &src, &[false, true, false, false])
+        self.dev.kernel(stage, ctx, "ntt", &src, &[false, true, false, false])
     }
 
     /// Records every pass of `r` into `job`.
@@ -194,7 +194,7 @@ impl WgpuBackend {
         bound: usize,
         flag: &wgpu::Buffer,
     ) -> Result<()> {
-        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, TAIL, 1), &[false, true])?;
+        let k = self.dev.kernel(stage, ctx, "tail", &crate::shader::kernel(self.dev.int64, TAIL, 1), &[false, true])?;
         let span = 3 * (n - bound) as u64;
         job.dispatch(&k, &[m, flag], &[n as u32, bound as u32], crate::device::groups_for(span))
     }
@@ -236,7 +236,7 @@ impl WgpuBackend {
         let stage = Stage::InverseNtt;
         let log_n = validate::ntt(stage, m)?;
         let tw = self.twiddles(stage, ctx, log_n)?;
-        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, BITREV, 1), &[true])?;
+        let k = self.dev.kernel(stage, ctx, "bitrev", &crate::shader::kernel(self.dev.int64, BITREV, 1), &[true])?;
         let n = m.height as u64;
         let scale = F::new(n).inverse();
         let mut job = self.dev.job(stage, ctx);
@@ -272,26 +272,42 @@ impl WgpuBackend {
         let stage = Stage::CosetLde;
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
         let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, evals.width))?;
-        let tw = self.twiddles(stage, ctx, log_n + log_blowup)?;
-        let (n, w) = (evals.height, evals.width);
-        let coeffs = self.alloc_matrix(stage, ctx, n, w)?;
-        let n_inv = F::new(n as u64).inverse().ok_or_else(|| invalid(stage, "empty trace"))?;
+        let mut lde = self.lde_plan(ctx, evals.height, evals.width, log_blowup, shift)?;
         let mut job = self.dev.job(stage, ctx);
-        for ((src, _, cols), (dst, _, _)) in evals.pieces().zip(coeffs.pieces()) {
-            let r = Run {
-                log_n,
-                cols,
-                load: Load::Gather { src, base: 0, stride: n as u64 },
-                dst,
-                dst_base: 0,
-                inverse_roots: true,
-                store_scale: Some(n_inv),
-            };
-            self.record(&mut job, stage, ctx, &tw, &r)?;
-        }
-        let out = self.expand(&mut job, ctx, &tw, &coeffs, log_blowup, shift)?;
+        self.record_lde(&mut job, ctx, &mut lde, evals, 0, evals.width)?;
         job.submit()?;
-        Ok(out)
+        Ok(lde.out)
+    }
+
+    /// `NttOps::upload_coset_lde`: the trace goes up in runs of columns
+    /// (at most `OVERLAP_RUN` bytes, a buffer each), each run's extension
+    /// submitted with its transfer, so the host stages the next run while
+    /// the device extends this one.
+    pub(crate) fn upload_lde(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+    ) -> Result<(WgpuMatrix, WgpuMatrix)> {
+        let stage = Stage::CosetLde;
+        let log_n = validate::coset_lde(evals, log_blowup, shift)?;
+        let (n, w) = (evals.height(), evals.width());
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, w))?;
+        let fit = self.columns_per_buffer(stage, ctx, n, w)?;
+        let run = (OVERLAP_RUN / (8 * n)).clamp(1, fit);
+        // Whole extension columns in a buffer, as everywhere.
+        let run = if run >= 3 { run - run % 3 } else { run };
+        let trace = self.alloc_matrix_in(stage, ctx, n, w, run, false)?;
+        let mut lde = self.lde_plan(ctx, n, w, log_blowup, shift)?;
+        let data: &[u64] = bytemuck::cast_slice(evals.data());
+        for (buf, first, cols) in trace.pieces() {
+            self.dev.write(Stage::Upload, ctx, buf, 0, &data[first * n..(first + cols) * n])?;
+            let mut job = self.dev.job(stage, ctx);
+            self.record_lde(&mut job, ctx, &mut lde, &trace, first, cols)?;
+            job.submit()?;
+        }
+        Ok((trace, lde.out))
     }
 
     /// `NttOps::coset_ntt`: natural-order coefficients to a coset's
@@ -315,9 +331,15 @@ impl WgpuBackend {
         let (log_n, m) = (n.trailing_zeros(), n >> log_fold);
         let _permit = self.admit(stage, ctx, Self::dims(log_n, 0, w))?;
         let out = self.alloc_matrix(stage, ctx, m, w)?;
-        let k = self.dev.kernel(stage, ctx, &crate::shader::kernel(self.dev.int64, FOLD_COEFFS, 1), &[false, true])?;
+        let k = self.dev.kernel(
+            stage,
+            ctx,
+            "fold_coeffs",
+            &crate::shader::kernel(self.dev.int64, FOLD_COEFFS, 1),
+            &[false, true],
+        )?;
         let mut job = self.dev.job(stage, ctx);
-        for (first, cols) in shared_runs(coeffs, &out) {
+        for (first, cols) in segments(&[coeffs, &out], 0, coeffs.width) {
             let ((src, src_base), (dst, dst_base)) = (coeffs.locate(first), out.locate(first));
             let mut pc = vec![src_base as u32, dst_base as u32, log_n, log_n - log_fold, cols as u32, 0];
             pc.extend(words(c.value()));
@@ -342,23 +364,86 @@ impl WgpuBackend {
         let (n, w) = (coeffs.height, coeffs.width);
         let log_n = n.trailing_zeros();
         let out = self.alloc_matrix(stage, ctx, n << log_blowup, w)?;
-        let (twist, lo_bits) = self.twist_tables(stage, ctx, shift, log_n)?;
-        for (first, cols) in shared_runs(coeffs, &out) {
-            let (src, base) = coeffs.locate(first);
-            let (dst, dst_base) = out.locate(first);
-            let twist = Some((&*twist, lo_bits));
-            let r = Run {
-                log_n: log_n + log_blowup,
-                cols,
-                load: Load::Expand { src, base, stride: n as u64, log_src: log_n, scale: F::ONE, twist },
-                dst,
-                dst_base,
-                inverse_roots: false,
-                store_scale: None,
-            };
-            self.record(job, stage, ctx, tw, &r)?;
+        let twist = self.twist_tables(stage, ctx, shift, log_n)?;
+        for (first, cols) in segments(&[coeffs, &out], 0, w) {
+            self.record_expand(job, ctx, tw, &twist, coeffs, &out, first, cols)?;
         }
         Ok(out)
+    }
+
+    /// Records `expand` of columns [first, first + cols), which lie in one
+    /// buffer of `coeffs` and one of `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_expand(
+        &self,
+        job: &mut Job,
+        ctx: &Ctx,
+        tw: &Twiddles,
+        twist: &(DeviceBuffer, u32),
+        coeffs: &WgpuMatrix,
+        out: &WgpuMatrix,
+        first: usize,
+        cols: usize,
+    ) -> Result<()> {
+        let n = coeffs.height;
+        let log_n = n.trailing_zeros();
+        let (src, base) = coeffs.locate(first);
+        let (dst, dst_base) = out.locate(first);
+        let twist = Some((&*twist.0, twist.1));
+        let r = Run {
+            log_n: out.height.trailing_zeros(),
+            cols,
+            load: Load::Expand { src, base, stride: n as u64, log_src: log_n, scale: F::ONE, twist },
+            dst,
+            dst_base,
+            inverse_roots: false,
+            store_scale: None,
+        };
+        self.record(job, Stage::CosetLde, ctx, tw, &r)
+    }
+
+    /// What a coset LDE of a `n` x `w` matrix writes and reads besides
+    /// its input: the coefficients, the output, the tables.
+    fn lde_plan(&self, ctx: &Ctx, n: usize, w: usize, log_blowup: u32, shift: F) -> Result<LdePlan> {
+        let stage = Stage::CosetLde;
+        let log_n = n.trailing_zeros();
+        Ok(LdePlan {
+            tw: self.twiddles(stage, ctx, log_n + log_blowup)?,
+            coeffs: self.alloc_matrix(stage, ctx, n, w)?,
+            out: self.alloc_matrix(stage, ctx, n << log_blowup, w)?,
+            twist: self.twist_tables(stage, ctx, shift, log_n)?,
+            n_inv: F::new(n as u64).inverse().ok_or_else(|| invalid(stage, "empty trace"))?,
+        })
+    }
+
+    /// Records the LDE of columns [first, first + cols) of `evals`:
+    /// inverse transforms into the coefficients, then their expansion.
+    fn record_lde(
+        &self,
+        job: &mut Job,
+        ctx: &Ctx,
+        p: &mut LdePlan,
+        evals: &WgpuMatrix,
+        first: usize,
+        cols: usize,
+    ) -> Result<()> {
+        let stage = Stage::CosetLde;
+        let n = evals.height;
+        for (c, k) in segments(&[evals, &p.coeffs, &p.out], first, cols) {
+            let ((src, base), (dst, dst_base)) = (evals.locate(c), p.coeffs.locate(c));
+            let r = Run {
+                log_n: n.trailing_zeros(),
+                cols: k,
+                load: Load::Gather { src, base, stride: n as u64 },
+                dst,
+                dst_base,
+                inverse_roots: true,
+                store_scale: Some(p.n_inv),
+            };
+            self.record(job, stage, ctx, &p.tw, &r)?;
+            self.record_expand(job, ctx, &p.tw, &p.twist, &p.coeffs, &p.out, c, k)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn split(
@@ -436,15 +521,27 @@ impl WgpuBackend {
     }
 }
 
-/// Maximal runs (first column, count) of columns that lie in one buffer of
-/// `a` and in one buffer of `b`.
-pub(crate) fn shared_runs(a: &WgpuMatrix, b: &WgpuMatrix) -> Vec<(usize, usize)> {
+/// Most bytes of one run of `upload_lde` (the size of an upload's piece).
+const OVERLAP_RUN: usize = 64 << 20;
+
+/// An LDE's coefficients, output and tables (`WgpuBackend::lde_plan`).
+struct LdePlan {
+    tw: Arc<Twiddles>,
+    coeffs: WgpuMatrix,
+    out: WgpuMatrix,
+    twist: (DeviceBuffer, u32),
+    n_inv: F,
+}
+
+/// Maximal runs (first column, count) of columns [first, first + count)
+/// that lie in one buffer of each matrix in `ms`.
+pub(crate) fn segments(ms: &[&WgpuMatrix], first: usize, count: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let mut c = 0;
-    while c < a.width {
-        let end = ((c / a.cpb + 1) * a.cpb).min((c / b.cpb + 1) * b.cpb).min(a.width);
-        out.push((c, end - c));
-        c = end;
+    let (mut c, end) = (first, first + count);
+    while c < end {
+        let next = ms.iter().map(|m| (c / m.cpb + 1) * m.cpb).fold(end, usize::min);
+        out.push((c, next - c));
+        c = next;
     }
     out
 }

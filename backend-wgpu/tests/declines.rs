@@ -157,7 +157,9 @@ fn every_site_recovers_or_declines_typed() {
             direct(site);
             continue;
         }
-        let stage = site.stage(Stage::Upload);
+        // A prove's first device call is the main trace's upload with its
+        // extension: the gate's first refusal is that LDE's.
+        let stage = site.stage(Stage::CosetLde);
         assert!(r.report().get(stage).recomputed > 0, "{site}: {stage} not recomputed: {}", r.report());
 
         // Sticky strict: the typed decline naming the stage and a table.

@@ -4,7 +4,12 @@
 //               columns of one buffer;
 //   1 accum:    d[i] (= or +=) (acc[i] - value) / (x_i - z);
 //   2 weights:  acc[i] = x_i / (z - x_i) (barycentric weights);
-//   3 partial:  partial[col][slice] = sum over the slice of m[col][i] * acc[i].
+//   3 partial:  partial[col][slice] = sum over the slice of m[col][i] * acc[i];
+//   4 lincomb2: mode 0 for two points at once, a matrix opened at both
+//               read once: coeffs from coeff_base into d, from
+//               coeff_base2 into acc, each skipped (0), stored (1) or
+//               added (2) as to_d and to_acc say;
+//   5 accum in place: mode 1 for the first point, from d into d.
 struct Pc {
     mode: u32,
     n: u32,
@@ -18,6 +23,9 @@ struct Pc {
     v: E3w,
     shift: vec2<u32>,
     m_base: u32,
+    to_d: u32,
+    to_acc: u32,
+    coeff_base2: u32,
 }
 
 struct E3w {
@@ -39,6 +47,40 @@ var<workgroup> red: array<E3, 256>;
 
 fn ld3(i: u32) -> E3 {
     return E3(acc[i], acc[pc.n + i], acc[2u * pc.n + i]);
+}
+
+fn ld3d(i: u32) -> E3 {
+    return E3(d[i], d[pc.n + i], d[2u * pc.n + i]);
+}
+
+fn coeff(c: u32) -> E3 {
+    return E3(coeffs[3u * c], coeffs[3u * c + 1u], coeffs[3u * c + 2u]);
+}
+
+fn lincomb2(i: u32) {
+    var s = e_zero();
+    var t = e_zero();
+    if (pc.to_d == 2u) {
+        s = ld3d(i);
+    }
+    if (pc.to_acc == 2u) {
+        t = ld3(i);
+    }
+    for (var c = 0u; c < pc.cols; c++) {
+        let v = m[pc.m_base + c * pc.n + i];
+        if (pc.to_d != 0u) {
+            s = e_add(s, e_mul_base(coeff(pc.coeff_base + c), v));
+        }
+        if (pc.to_acc != 0u) {
+            t = e_add(t, e_mul_base(coeff(pc.coeff_base2 + c), v));
+        }
+    }
+    if (pc.to_d != 0u) {
+        st3(1u, i, s);
+    }
+    if (pc.to_acc != 0u) {
+        st3(0u, i, t);
+    }
 }
 
 fn st3(buf: u32, i: u32, v: E3) {
@@ -103,10 +145,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s = e_add(s, e_mul_base(k, m[pc.m_base + c * pc.n + i]));
         }
         st3(0u, i, s);
-    } else if (pc.mode == 1u) {
+    } else if (pc.mode == 4u) {
+        lincomb2(i);
+    } else if (pc.mode == 1u || pc.mode == 5u) {
         let x = x_at(i);
         let den = E3(f_sub(x, pc.z.a), f_neg(pc.z.b), f_neg(pc.z.c));
-        let num = e_sub(ld3(i), E3(pc.v.a, pc.v.b, pc.v.c));
+        var combined = ld3(i);
+        if (pc.mode == 5u) {
+            combined = ld3d(i);
+        }
+        let num = e_sub(combined, E3(pc.v.a, pc.v.b, pc.v.c));
         var q = e_mul(num, e_inv(den));
         if (pc.accumulate == 1u) {
             q = e_add(q, E3(d[i], d[pc.n + i], d[2u * pc.n + i]));
