@@ -39,6 +39,8 @@ fn stages<B: Backend>(b: &B, sync: &dyn Fn(), log_n: u32, width: usize, t: &mut 
     let host = random_matrix(log_n, width, 1);
     let m = time(t, "upload", sync, || b.upload(&ctx, &host)).map_err(e)?;
     time(t, "download", sync, || b.download(&ctx, &m)).map_err(e)?;
+    // The main round's first call: the trace's transfer and its extension.
+    time(t, "upload+coset_lde x4", sync, || b.upload_coset_lde(&ctx, &host, 2, GENERATOR)).map_err(e)?;
     // A round trip: what each root, opening and grinding batch waits for.
     let tiny = b.upload(&ctx, &random_matrix(2, 1, 3)).map_err(e)?;
     sync();

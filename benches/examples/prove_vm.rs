@@ -97,10 +97,15 @@ fn run() -> Result<(), String> {
         #[cfg(feature = "wgpu")]
         {
             same_proof("wgpu", &wgpu, &machine, &traces, &o, &cpu_bytes)?;
+            // The warm-up's device time is not the proves'.
+            let _ = wgpu.device().take_profile();
             #[cfg(feature = "cuda")]
             abba(("cuda", &cuda), ("wgpu", &wgpu), &machine, &traces, &o, repeats)?;
             #[cfg(not(feature = "cuda"))]
             abba(("cpu", &cpu), ("wgpu", &wgpu), &machine, &traces, &o, repeats)?;
+            if let Some(table) = wgpu.device().take_profile() {
+                println!("wgpu device time over the {} proves above (KILN_WGPU_PROFILE=1):\n{table}", 2 * repeats);
+            }
         }
     }
     #[cfg(not(any(feature = "cuda", feature = "wgpu")))]

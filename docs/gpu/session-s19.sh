@@ -16,15 +16,17 @@
 #          the driver's shader cache off and in a fresh folder, for each
 #          binary in $COLDW (what a first prove on a machine pays);
 #   wgpucheck  the wgpu conformance groups $WGROUPS (compose,
-#          stark_proofs and vm_proofs) on the H200 (to 2^18 rows), and
+#          stark_proofs and vm_proofs) on the H200 (to 2^$MAXLOG rows, 18 unless set), and
 #          (when that binary is carried) $CHECK_KILN's wgpu proof
 #          against its CUDA proof;
+#   profile    one prove_vm run ($PROFILE) with KILN_WGPU_PROFILE=1: the
+#          wgpu backend's device time per stage and kernel;
 #   roundtrip  wgpu's own round trips on the H200 (`round_trip`, from
 #          backend-wgpu's examples): submission, dispatch, small and large
 #          read-backs into fresh and reused staging, an allocation.
 # Binaries carried gzipped (`*.gz`) are unpacked first.
 # Run from the repository root:
-#   bash docs/gpu/session-s19.sh cold|wgpu|check|wgpucold|wgpucheck|roundtrip
+#   bash docs/gpu/session-s19.sh cold|wgpu|check|wgpucold|wgpucheck|profile|roundtrip
 # Logs go to $OUT.
 set -uo pipefail
 B=.gpu-run
@@ -95,7 +97,7 @@ wgpucheck)
     vulkan
     export KILN_REQUIRE_WGPU=1
     for g in ${WGROUPS:-compose stark_proofs vm_proofs}; do
-        KILN_CONFORMANCE_MAX_LOG=18 $B/conformance-wgpu "wgpu::$g" --exact --test-threads 1 2>&1 \
+        KILN_CONFORMANCE_MAX_LOG=${MAXLOG:-18} $B/conformance-wgpu "wgpu::$g" --exact --test-threads 1 2>&1 \
             | grep -E "cases|test result" | tee -a "$L"
     done
     [ -e "$B/${CHECK_KILN:-kiln-new}" ] || exit 0
@@ -103,6 +105,11 @@ wgpucheck)
         $B/${CHECK_KILN:-kiln-new} prove $CHAIN --backend $be --out "$OUT/$be.proof" | grep -E "^proof" | tee -a "$L"
     done
     cmp "$OUT/cuda.proof" "$OUT/wgpu.proof" && echo "wgpu proof identical to the CUDA proof" | tee -a "$L"
+    ;;
+profile)
+    vulkan
+    log "KILN_WGPU_PROFILE=1 ${PROFILE:-prove_vm-new} chain 262142,3 1 (device time per kernel; every job waits)"
+    KILN_WGPU_PROFILE=1 $B/${PROFILE:-prove_vm-new} vm/examples/chain.kasm 262142,3 1 2>&1 | tee -a "$L"
     ;;
 roundtrip)
     vulkan
