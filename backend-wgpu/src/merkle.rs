@@ -44,8 +44,28 @@ impl WgpuBackend {
         self.dev.kernel(stage, ctx, "leaves", &shader::kernel(self.dev.int64, &body, 1), &writable)
     }
 
-    pub(crate) fn gather_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<Kernel>> {
-        self.dev.kernel(stage, ctx, "gather", &shader::kernel(self.dev.int64, GATHER, 1), &[false, false, true])
+    /// Sources one gather dispatch binds (the adapter's storage bindings
+    /// less the indices and the output, at most 30).
+    fn gather_sources(&self) -> usize {
+        (self.dev.storage_per_stage as usize).saturating_sub(2).clamp(1, 30)
+    }
+
+    fn gather_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<Kernel>> {
+        let n = self.gather_sources();
+        let mut bindings = String::new();
+        let mut cases = String::new();
+        for b in 0..n {
+            bindings += &format!("@group(0) @binding({b}) var<storage, read> src{b}: array<vec2<u32>>;\n");
+            cases += &format!("        case {b}u: {{ return src{b}[i]; }}\n");
+        }
+        let body = GATHER
+            .replace("// SOURCE BINDINGS\n", &bindings)
+            .replace("        // SOURCE CASES\n", &cases)
+            .replace("SOURCES", &n.to_string())
+            .replace("OUT", &(n + 1).to_string());
+        let mut writable = vec![false; n + 1];
+        writable.push(true);
+        self.dev.kernel(stage, ctx, "gather", &shader::kernel(self.dev.int64, &body, 1), &writable)
     }
 
     pub(crate) fn merkle_commit(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<WgpuTree> {
@@ -165,16 +185,36 @@ impl WgpuBackend {
         let total: usize = sources.iter().map(|s| s.1.len()).sum();
         let out = self.dev.alloc_uninit(stage, ctx, 8 * total as u64)?;
         let k = self.gather_kernel(stage, ctx)?;
-        // One upload of every index (each a transfer and a submission).
-        let all: Vec<u32> = sources.iter().flat_map(|s| s.1.iter().copied()).collect();
-        let words: Vec<u64> =
-            all.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
-        let ib = self.upload_u64(stage, ctx, &words)?;
-        let mut job = self.dev.job(stage, ctx);
+        // Per dispatch of up to `per` sources: their segment starts, then
+        // their indices; all of it one upload.
+        let per = self.gather_sources();
+        let mut words: Vec<u32> = Vec::with_capacity(total + sources.len().div_ceil(per) * (per + 1));
+        let mut calls = Vec::new();
         let mut at = 0usize;
-        for (src, idx) in &sources {
-            job.dispatch(&k, &[src, &ib, &out], &[idx.len() as u32, at as u32], groups_for(idx.len() as u64))?;
-            at += idx.len();
+        for group in sources.chunks(per) {
+            let first = words.len();
+            let mut start = 0u32;
+            for (_, idx) in group {
+                words.push(start);
+                start += idx.len() as u32;
+            }
+            words.resize(first + per + 1, start);
+            for (_, idx) in group {
+                words.extend(idx);
+            }
+            calls.push((group, first, at, start as usize));
+            at += start as usize;
+        }
+        let packed: Vec<u64> =
+            words.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
+        let ib = self.upload_u64(stage, ctx, &packed)?;
+        let mut job = self.dev.job(stage, ctx);
+        for (group, first, at, count) in calls {
+            let mut bufs: Vec<&wgpu::Buffer> = group.iter().map(|s| s.0).collect();
+            bufs.resize(per, &self.dev.dummy);
+            bufs.extend([&*ib, &*out]);
+            let pc = [count as u32, at as u32, group.len() as u32, first as u32];
+            job.dispatch(&k, &bufs, &pc, groups_for(count as u64))?;
         }
         job.submit()?;
         let v = self.dev.read(stage, ctx, &[(&out, 0, total as u64)])?;
