@@ -17,11 +17,16 @@ const TAIL: &str = include_str!("shaders/tail.wgsl");
 const BITREV: &str = include_str!("shaders/bitrev.wgsl");
 const FOLD_COEFFS: &str = include_str!("shaders/fold_coeffs.wgsl");
 
-/// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
+/// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w; and,
+/// where twice their size fits a binding, the same roots by NTT level
+/// (level L's 2^L roots of order 2^(L+1) at words [2^L, 2^(L+1))), so a
+/// level's butterflies read consecutive words, not words 2^(log-L-1)
+/// apart.
 pub(crate) struct Twiddles {
     pub log: u32,
     pub fwd: DeviceBuffer,
     pub inv: DeviceBuffer,
+    pub by_level: Option<(DeviceBuffer, DeviceBuffer)>,
 }
 
 #[derive(Default)]
@@ -46,7 +51,26 @@ impl TwiddleCache {
             a *= w;
             b *= wi;
         }
-        let t = Arc::new(Twiddles { log, fwd: dev.upload(stage, ctx, &fwd)?, inv: dev.upload(stage, ctx, &inv)? });
+        let by_level = |flat: &[u64]| -> Vec<u64> {
+            let mut v = vec![0u64; 1 << log];
+            for l in 0..log {
+                for j in 0..1usize << l {
+                    v[(1 << l) + j] = flat[j << (log - l - 1)];
+                }
+            }
+            v
+        };
+        let levels = if 8u64 << log <= dev.max_binding {
+            Some((dev.upload(stage, ctx, &by_level(&fwd))?, dev.upload(stage, ctx, &by_level(&inv))?))
+        } else {
+            None
+        };
+        let t = Arc::new(Twiddles {
+            log,
+            by_level: levels,
+            fwd: dev.upload(stage, ctx, &fwd)?,
+            inv: dev.upload(stage, ctx, &inv)?,
+        });
         *g = Some(t.clone());
         Ok(t)
     }
@@ -134,7 +158,12 @@ impl WgpuBackend {
         };
         let gather = matches!(r.load, Load::Gather { .. });
         let passes = plan(from, r.log_n, self.dev.tile_log, gather);
-        let table = if r.inverse_roots { &tw.inv } else { &tw.fwd };
+        let table = match (&tw.by_level, r.inverse_roots) {
+            (Some(l), true) => &l.1,
+            (Some(l), false) => &l.0,
+            (None, true) => &tw.inv,
+            (None, false) => &tw.fwd,
+        };
         let n = 1u64 << r.log_n;
         let dummy = &self.dev.dummy;
         for (idx, &(l0, kk, c)) in passes.iter().enumerate() {
@@ -166,6 +195,7 @@ impl WgpuBackend {
             pc.extend([twist.is_some() as u32, twist.map_or(0, |t| t.1)]);
             // High lanes where the plan gave a gather's first pass lanes.
             pc.push((gather && idx == 0 && c > l0) as u32);
+            pc.push(tw.by_level.is_some() as u32);
             let groups = (n >> (kk + c)) as u32;
             let tw_buf = twist.map_or(dummy, |t| t.0);
             // At most 65535 columns a dispatch (workgroups y); the bases

@@ -38,6 +38,7 @@ struct Pc {
     twist: u32,
     twist_lo_bits: u32,
     lanes_high: u32,
+    by_level: u32,
 }
 
 var<push_constant> pc: Pc;
@@ -48,8 +49,13 @@ var<push_constant> pc: Pc;
 
 var<workgroup> sh: array<vec2<u32>, TILE>;
 
-// w_(2^(level+1))^m from the table of w_(2^tw_log)^j, j < 2^(tw_log-1).
+// w_(2^(level+1))^m from the roots by level (level L's at words
+// [2^L, 2^(L+1))), else from the table of w_(2^tw_log)^j, j <
+// 2^(tw_log-1).
 fn level_root(level: u32, m: u32) -> vec2<u32> {
+    if (pc.by_level == 1u) {
+        return tw[(1u << level) + m];
+    }
     return tw[m << (pc.tw_log - level - 1u)];
 }
 
