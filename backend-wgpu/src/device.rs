@@ -100,6 +100,9 @@ const STAGING_MIN: u64 = 64 << 10;
 /// Most bytes of idle read-back staging kept for reuse (two pieces for
 /// each of two reading threads).
 const STAGING_IDLE_MAX: u64 = 4 * READ_PIECE;
+/// Most upload staging buffers (64 MiB pieces: two in flight while the
+/// host fills a third).
+const UPLOAD_STAGING_MAX: usize = 4;
 /// Smallest write staged through the upload pool; smaller ones go
 /// through wgpu's own staging (suballocated, cheap for small sizes).
 const STAGED_WRITE_MIN: usize = 1 << 20;
@@ -275,10 +278,10 @@ pub(crate) struct Core {
     /// one costs the driver an allocation of pinned host memory, which
     /// took longer than the copy for small reads.
     staging: BufferPool,
-    /// Idle upload staging, mapped for writing: a new large mappable
-    /// buffer pins host memory, which costs more than the copy (the
-    /// read-backs' reason, for uploads).
-    upload_staging: Arc<BufferPool>,
+    /// Upload staging: a new large mappable buffer pins host memory,
+    /// which costs more than the copy (the read-backs' reason, for
+    /// uploads).
+    upload_staging: UploadStaging,
     /// Clears of reused buffers, sent with the next submission (before
     /// its work) rather than each in a submission of its own.
     clears: Mutex<Option<wgpu::CommandEncoder>>,
@@ -418,7 +421,7 @@ impl Core {
             dummy_w,
             buffers: Arc::new(BufferPool::new(s.memory_budget_bytes.map_or(BUFFERS_IDLE_MAX, |b| b / 4))),
             staging: BufferPool::new(STAGING_IDLE_MAX),
-            upload_staging: Arc::new(BufferPool::new(STAGING_IDLE_MAX)),
+            upload_staging: UploadStaging::default(),
             clears: Mutex::new(None),
             profiler,
         })
@@ -587,36 +590,57 @@ impl Device {
             let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
             enc.copy_buffer_to_buffer(&staging, 0, buf, at, len);
             // Sent now, so the device copies this piece while the next
-            // fills.
-            self.submit([enc.finish()]);
-            // Mapped again once its copy has run, then idle for reuse.
-            let (pool, again) = (self.upload_staging.clone(), staging.clone());
+            // fills; mapped again once the copy has run.
+            let index = self.submit([enc.finish()]);
+            let done = Arc::new(Mutex::new(None));
+            let d2 = done.clone();
             staging.slice(..).map_async(wgpu::MapMode::Write, move |r| {
-                if r.is_ok() {
-                    pool.give(again);
-                }
+                *d2.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.is_ok());
             });
+            self.upload_staging.state().busy.push_back((staging, index, done));
         }
         Ok(())
     }
 
-    /// A mapped upload staging buffer of at least `bytes`: an idle one
-    /// (after running the callbacks of copies that have finished), else a
-    /// new one, mapped at creation. Sizes are powers of two.
+    /// A mapped upload staging buffer of at least `bytes`: an idle one,
+    /// else a new one while fewer than `UPLOAD_STAGING_MAX` exist, else
+    /// the oldest in use once its copy has run. Sizes are powers of two.
     fn take_upload_staging(&self, bytes: u64) -> wgpu::Buffer {
-        let fits = |s| s >= bytes;
-        if let Some(b) = self.upload_staging.take(fits) {
-            return b;
-        }
+        let size = bytes.next_power_of_two().max(STAGING_MIN);
         let _ = self.device.poll(wgpu::PollType::Poll);
-        self.upload_staging.take(fits).unwrap_or_else(|| {
-            self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("upload"),
-                size: bytes.next_power_of_two().max(STAGING_MIN),
-                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: true,
-            })
-        })
+        loop {
+            let mut st = self.upload_staging.state();
+            // Copies that have run hand their buffers back, mapped.
+            while let Some(mapped) = st.busy.front().and_then(|b| *b.2.lock().unwrap_or_else(|p| p.into_inner())) {
+                let (buf, _, _) = st.busy.pop_front().expect("a front entry");
+                if mapped {
+                    st.idle.push(buf);
+                }
+            }
+            if let Some(i) = st.idle.iter().position(|b| b.size() >= size) {
+                return st.idle.swap_remove(i);
+            }
+            if st.idle.len() + st.busy.len() < UPLOAD_STAGING_MAX {
+                drop(st);
+                return self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("upload"),
+                    size,
+                    usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: true,
+                });
+            }
+            // Full: an idle buffer too small goes; else wait for the oldest copy.
+            if !st.idle.is_empty() {
+                st.idle.remove(0);
+                continue;
+            }
+            let index = st.busy.front().map(|b| b.1.clone());
+            drop(st);
+            if let Some(index) = index {
+                let _ = self.device.poll(wgpu::PollType::WaitForSubmissionIndex(index));
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// A kernel from WGSL source, compiled once per source text. `writable`
@@ -854,6 +878,27 @@ impl Device {
                 mapped_at_creation: false,
             })
         })
+    }
+}
+
+/// Upload staging buffers: idle ones mapped for writing, and those whose
+/// copy was submitted, with that submission and whether they are mapped
+/// again (set by wgpu's callback: `Some(false)` if mapping failed).
+#[derive(Default)]
+struct UploadStaging(Mutex<StagingState>);
+
+#[derive(Default)]
+struct StagingState {
+    idle: Vec<wgpu::Buffer>,
+    busy: std::collections::VecDeque<(wgpu::Buffer, wgpu::SubmissionIndex, MapDone)>,
+}
+
+/// Set by a mapping's callback: whether it succeeded.
+type MapDone = Arc<Mutex<Option<bool>>>;
+
+impl UploadStaging {
+    fn state(&self) -> std::sync::MutexGuard<'_, StagingState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -1138,10 +1183,10 @@ mod tests {
             let buf = dev.upload(Stage::Upload, &ctx, &data).unwrap();
             assert_eq!(dev.read(Stage::Upload, &ctx, &[(&buf, 0, n as u64)]).unwrap(), data, "round {round}");
         }
-        // The read waited for the copy: its staging is mapped and idle.
+        // Each write found the last one's staging mapped again.
         dev.device.poll(wgpu::PollType::Wait).unwrap();
-        let idle = dev.upload_staging.idle_sizes();
-        assert!(!idle.is_empty() && idle.len() <= 2, "upload staging is kept and reused: {idle:?}");
+        let st = dev.upload_staging.state();
+        assert_eq!(st.idle.len() + st.busy.len(), 1, "upload staging is kept and reused");
     }
 
     #[test]
