@@ -9,6 +9,12 @@ use std::sync::Arc;
 
 const DEEP: &str = include_str!("shaders/deep.wgsl");
 
+/// Invocations of the modes that divide by x - z: `ROWS` (4) rows each
+/// (shaders/deep.wgsl).
+fn over_den(rows: usize) -> u64 {
+    rows.div_ceil(4) as u64
+}
+
 /// The kernel's push constants (see shaders/deep.wgsl).
 struct Pc {
     mode: u32,
@@ -112,7 +118,7 @@ impl WgpuBackend {
             }
             let mut job = self.dev.job(stage, ctx);
             let pc = Pc { z, ..Pc::new(2, &domain, tw.log) };
-            job.dispatch(&k, &[dummy, dummy, &tw.fwd, &weights, dummy_w], &pc.words(), groups_for(big as u64))?;
+            job.dispatch(&k, &[dummy, dummy, &tw.fwd, &weights, dummy_w], &pc.words(), groups_for(over_den(big)))?;
             for (buf, first, cols) in m.pieces() {
                 for c0 in (0..cols).step_by(65535) {
                     let nc = (cols - c0).min(65535);
@@ -220,7 +226,7 @@ impl WgpuBackend {
                 &k,
                 &[&self.dev.dummy, &self.dev.dummy, &tw.fwd, &acc, d],
                 &pc.words(),
-                groups_for(big as u64),
+                groups_for(over_den(big)),
             )?;
         }
         job.submit()?;

@@ -10,6 +10,8 @@
 //               coeff_base2 into acc, each skipped (0), stored (1) or
 //               added (2) as to_d and to_acc say;
 //   5 accum in place: mode 1 for the first point, from d into d.
+// Modes 1, 2 and 5 take ROWS consecutive rows an invocation and invert
+// their denominators together (one inversion, three products a row).
 struct Pc {
     mode: u32,
     n: u32,
@@ -99,6 +101,51 @@ fn x_at(i: u32) -> vec2<u32> {
     return f_mul(pc.shift, root_pow(pc.log_n, i));
 }
 
+const ROWS: u32 = 4u;
+
+// The denominator of row i: x_i - z (modes 1 and 5) or z - x_i (mode 2).
+fn den_at(i: u32) -> E3 {
+    let x = x_at(i);
+    if (pc.mode == 2u) {
+        return E3(f_sub(pc.z.a, x), pc.z.b, pc.z.c);
+    }
+    return E3(f_sub(x, pc.z.a), f_neg(pc.z.b), f_neg(pc.z.c));
+}
+
+// Rows i0 .. i0 + ROWS of modes 1, 2 and 5, their denominators (never
+// zero: z is off the domain) inverted as one product.
+fn rows_over_den(i0: u32) {
+    var den: array<E3, ROWS>;
+    var before: array<E3, ROWS>;
+    var prod = e_base(f_one());
+    let end = min(i0 + ROWS, pc.n);
+    for (var i = i0; i < end; i++) {
+        den[i - i0] = den_at(i);
+        before[i - i0] = prod;
+        prod = e_mul(prod, den[i - i0]);
+    }
+    var inv = e_inv(prod);
+    for (var i = end; i > i0; i--) {
+        let r = i - 1u - i0;
+        let inv_den = e_mul(inv, before[r]);
+        inv = e_mul(inv, den[r]);
+        let row = i - 1u;
+        if (pc.mode == 2u) {
+            st3(0u, row, e_mul_base(inv_den, x_at(row)));
+            continue;
+        }
+        var combined = ld3(row);
+        if (pc.mode == 5u) {
+            combined = ld3d(row);
+        }
+        var q = e_mul(e_sub(combined, E3(pc.v.a, pc.v.b, pc.v.c)), inv_den);
+        if (pc.accumulate == 1u) {
+            q = e_add(q, ld3d(row));
+        }
+        st3(1u, row, q);
+    }
+}
+
 fn partial(wid: vec3<u32>, tid: u32) {
     let col = wid.y;
     let per = (pc.n + pc.slices - 1u) / pc.slices;
@@ -131,6 +178,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
     let i = (wid.y * 65535u + wid.x) * 256u + tid;
+    if (pc.mode == 1u || pc.mode == 2u || pc.mode == 5u) {
+        if (i * ROWS < pc.n) {
+            rows_over_den(i * ROWS);
+        }
+        return;
+    }
     if (i >= pc.n) {
         return;
     }
@@ -145,24 +198,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s = e_add(s, e_mul_base(k, m[pc.m_base + c * pc.n + i]));
         }
         st3(0u, i, s);
-    } else if (pc.mode == 4u) {
-        lincomb2(i);
-    } else if (pc.mode == 1u || pc.mode == 5u) {
-        let x = x_at(i);
-        let den = E3(f_sub(x, pc.z.a), f_neg(pc.z.b), f_neg(pc.z.c));
-        var combined = ld3(i);
-        if (pc.mode == 5u) {
-            combined = ld3d(i);
-        }
-        let num = e_sub(combined, E3(pc.v.a, pc.v.b, pc.v.c));
-        var q = e_mul(num, e_inv(den));
-        if (pc.accumulate == 1u) {
-            q = e_add(q, E3(d[i], d[pc.n + i], d[2u * pc.n + i]));
-        }
-        st3(1u, i, q);
     } else {
-        let x = x_at(i);
-        let den = E3(f_sub(pc.z.a, x), pc.z.b, pc.z.c);
-        st3(0u, i, e_mul_base(e_inv(den), x));
+        lincomb2(i);
     }
 }
