@@ -115,13 +115,29 @@ impl WgpuMatrix {
     }
 }
 
-/// A Merkle tree in device memory: one buffer per level (leaves first, 4
-/// u64 a digest); the root is also kept on the host.
+/// A Merkle tree in device memory (4 u64 a digest): a buffer per level
+/// from the leaves up while a level has more than 256 nodes, then the
+/// levels above, up to the root, one after another in `top`; the root is
+/// also kept on the host.
 pub struct WgpuTree {
     levels: Vec<DeviceBuffer>,
+    top: Option<DeviceBuffer>,
     root: Digest,
     leaves: usize,
     hash: HashKind,
+}
+
+impl WgpuTree {
+    /// The buffer holding level `l` (0: the leaves) and its first word.
+    fn level(&self, l: usize) -> (&wgpu::Buffer, u64) {
+        match &self.top {
+            Some(top) if l >= self.levels.len() => {
+                let below: usize = (self.levels.len()..l).map(|j| self.leaves >> j).sum();
+                (top, 4 * below as u64)
+            }
+            _ => (&self.levels[l], 0),
+        }
+    }
 }
 
 impl DeviceTree for WgpuTree {

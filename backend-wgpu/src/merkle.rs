@@ -1,6 +1,8 @@
 //! Merkle commitments and openings: leaf digests read each row across all
-//! the buffers of its matrix, then one dispatch per level of inner nodes,
-//! each level in its own buffer; only the root comes back to the host.
+//! the buffers of its matrix, then one dispatch per level of inner nodes
+//! while a level has more than `TOP` nodes, each in its own buffer, and
+//! one workgroup for the levels above; only the root comes back to the
+//! host.
 //! Openings gather the rows' values and the paths on the device and read
 //! them back in one transfer.
 
@@ -10,7 +12,11 @@ use crate::{WgpuBackend, WgpuMatrix, WgpuTree};
 use backend_api::{validate, Ctx, Digest, HashKind, Result, RowOpening, Stage, F};
 use std::sync::Arc;
 
+const PARENT: &str = include_str!("shaders/parent.wgsl");
 const NODES: &str = include_str!("shaders/nodes.wgsl");
+const TOP: &str = include_str!("shaders/top.wgsl");
+/// Most nodes of a level computed by the top's single workgroup.
+const TOP_NODES: usize = 256;
 const GATHER: &str = include_str!("shaders/gather.wgsl");
 
 fn hash_code(hash: HashKind) -> u32 {
@@ -73,19 +79,21 @@ impl WgpuBackend {
         let _permit = self.admit_leaves(ctx, m)?;
         let n = m.height;
         let leaf = self.leaf_kernel(stage, ctx, m.bufs.len())?;
-        let nodes = self.dev.kernel(
-            stage,
-            ctx,
-            "nodes",
-            &shader::kernel(self.dev.int64, &with_hashes(NODES), 1),
-            &[false, true],
-        )?;
+        let parents = |label, main| {
+            let src = shader::kernel(self.dev.int64, &with_hashes(&format!("{PARENT}\n{main}")), 1);
+            self.dev.kernel(stage, ctx, label, &src, &[false, true])
+        };
+        let (nodes, top_kernel) = (parents("nodes", NODES)?, parents("top", TOP)?);
         let mut levels = vec![self.dev.alloc_uninit(stage, ctx, 32 * n as u64)?];
-        let mut count = n / 2;
-        while count >= 1 {
-            levels.push(self.dev.alloc_uninit(stage, ctx, 32 * count as u64)?);
-            count /= 2;
+        while (n >> levels.len()) > TOP_NODES {
+            levels.push(self.dev.alloc_uninit(stage, ctx, 32 * (n >> levels.len()) as u64)?);
         }
+        // Levels from `levels.len()` to the root: 2 * their first's nodes - 1.
+        let top_count = n >> levels.len();
+        let top = match top_count {
+            0 => None,
+            c => Some(self.dev.alloc_uninit(stage, ctx, 32 * (2 * c - 1) as u64)?),
+        };
         let h = hash_code(hash);
         let mut job = self.dev.job(stage, ctx);
         let mut bufs: Vec<&wgpu::Buffer> = m.buffers().collect();
@@ -95,9 +103,15 @@ impl WgpuBackend {
             let count = (n >> l) as u64;
             job.dispatch(&nodes, &[&levels[l - 1], &levels[l]], &[count as u32, h], groups_for(count))?;
         }
+        if let Some(t) = &top {
+            let below = levels.last().expect("the leaves");
+            job.dispatch(&top_kernel, &[below, t], &[top_count as u32, h], (1, 1, 1))?;
+        }
         job.submit()?;
-        let root = self.dev.read(stage, ctx, &[(levels.last().expect("a root level"), 0, 4)])?;
-        Ok(WgpuTree { levels, root: digest_bytes(&root), leaves: n, hash })
+        let tree = WgpuTree { levels, top, root: [0; 32], leaves: n, hash };
+        let (buf, at) = tree.level(n.trailing_zeros() as usize);
+        let root = self.dev.read(stage, ctx, &[(buf, at, 4)])?;
+        Ok(WgpuTree { root: digest_bytes(&root), ..tree })
     }
 
     pub(crate) fn merkle_leaf_digests(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<Vec<Digest>> {
@@ -143,7 +157,8 @@ impl WgpuBackend {
         rows: &[usize],
     ) -> Result<Vec<RowOpening>> {
         validate::open(m, tree, rows)?;
-        let levels: Vec<&wgpu::Buffer> = tree.levels.iter().take(tree.levels.len() - 1).map(|b| &**b).collect();
+        let levels: Vec<(&wgpu::Buffer, u64)> =
+            (0..tree.leaves.trailing_zeros() as usize).map(|l| tree.level(l)).collect();
         self.gather_rows(ctx, m, rows, &levels)
     }
 
@@ -159,7 +174,7 @@ impl WgpuBackend {
         ctx: &Ctx,
         m: &WgpuMatrix,
         rows: &[usize],
-        levels: &[&wgpu::Buffer],
+        levels: &[(&wgpu::Buffer, u64)],
     ) -> Result<Vec<RowOpening>> {
         let stage = Stage::MerkleOpen;
         if rows.is_empty() {
@@ -177,9 +192,9 @@ impl WgpuBackend {
             }
             sources.push((buf, idx));
         }
-        for (l, level) in levels.iter().enumerate() {
+        for (l, &(level, at)) in levels.iter().enumerate() {
             let idx: Vec<u32> =
-                rows.iter().flat_map(|&r| (0..4).map(move |k| (4 * ((r >> l) ^ 1) + k) as u32)).collect();
+                rows.iter().flat_map(|&r| (0..4).map(move |k| (at as usize + 4 * ((r >> l) ^ 1) + k) as u32)).collect();
             sources.push((level, idx));
         }
         let total: usize = sources.iter().map(|s| s.1.len()).sum();
