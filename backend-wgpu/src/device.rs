@@ -581,7 +581,7 @@ impl Device {
         }
         for (k, piece) in bytes.chunks(WRITE_PIECE).enumerate() {
             let (at, len) = (offset + (k * WRITE_PIECE) as u64, piece.len() as u64);
-            let staging = self.take_upload_staging(len);
+            let staging = self.take_upload_staging(stage, ctx, len)?;
             {
                 let mut view = staging.slice(..len).get_mapped_range_mut();
                 parallel_copy(&mut view, piece, <[u8]>::copy_from_slice);
@@ -604,10 +604,12 @@ impl Device {
 
     /// A mapped upload staging buffer of at least `bytes`: an idle one,
     /// else a new one while fewer than `UPLOAD_STAGING_MAX` exist, else
-    /// the oldest in use once its copy has run. Sizes are powers of two.
-    fn take_upload_staging(&self, bytes: u64) -> wgpu::Buffer {
+    /// the oldest in use once its copy has run (a lost device, or a copy
+    /// that never ends, is a decline). Sizes are powers of two.
+    fn take_upload_staging(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<wgpu::Buffer, BackendError> {
         let size = bytes.next_power_of_two().max(STAGING_MIN);
         let _ = self.device.poll(wgpu::PollType::Poll);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             let mut st = self.upload_staging.state();
             // Copies that have run hand their buffers back, mapped.
@@ -618,16 +620,16 @@ impl Device {
                 }
             }
             if let Some(i) = st.idle.iter().position(|b| b.size() >= size) {
-                return st.idle.swap_remove(i);
+                return Ok(st.idle.swap_remove(i));
             }
             if st.idle.len() + st.busy.len() < UPLOAD_STAGING_MAX {
                 drop(st);
-                return self.device.create_buffer(&wgpu::BufferDescriptor {
+                return Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("upload"),
                     size,
                     usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
                     mapped_at_creation: true,
-                });
+                }));
             }
             // Full: an idle buffer too small goes; else wait for the oldest copy.
             if !st.idle.is_empty() {
@@ -637,7 +639,15 @@ impl Device {
             let index = st.busy.front().map(|b| b.1.clone());
             drop(st);
             if let Some(index) = index {
-                let _ = self.device.poll(wgpu::PollType::WaitForSubmissionIndex(index));
+                self.device
+                    .poll(wgpu::PollType::WaitForSubmissionIndex(index))
+                    .map_err(|e| self.decline(stage, ctx, bytes, format!("device poll: {e}")))?;
+            }
+            if self.lost.load(Ordering::Acquire) {
+                return Err(self.decline(stage, ctx, bytes, "the wgpu device was lost"));
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(self.err(stage, ctx, "upload staging never mapped again"));
             }
             std::thread::yield_now();
         }
