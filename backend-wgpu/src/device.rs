@@ -106,9 +106,13 @@ const UPLOAD_STAGING_MAX: usize = 4;
 /// Smallest write staged through the upload pool; smaller ones go
 /// through wgpu's own staging (suballocated, cheap for small sizes).
 const STAGED_WRITE_MIN: usize = 1 << 20;
-/// Most bytes of idle device buffers kept for reuse (a quarter of the
-/// memory budget where one is set).
-const BUFFERS_IDLE_MAX: u64 = 4 << 30;
+/// Most bytes of idle device buffers kept for reuse on a GPU (a quarter
+/// of the memory budget where one is set): the 2^20-cycle prove's
+/// buffers fit, so its rounds allocate nothing. An allocation the device
+/// refuses empties the pool first.
+const BUFFERS_IDLE_MAX: u64 = 16 << 30;
+/// The same on a CPU adapter (lavapipe), whose buffers are host memory.
+const BUFFERS_IDLE_MAX_CPU: u64 = 4 << 30;
 
 /// Buffers no longer used, kept for reuse: a new buffer costs the driver
 /// an allocation that grows with its size (about 2.2 ms per 64 MiB on the
@@ -405,6 +409,7 @@ impl Core {
         };
         let (dummy, dummy_w) = (placeholder(), placeholder());
         let profiler = crate::profile::Profiler::new(required_features, &queue);
+        let idle_max = if info.kind == "cpu" { BUFFERS_IDLE_MAX_CPU } else { BUFFERS_IDLE_MAX };
         Ok(Core {
             device,
             queue,
@@ -419,7 +424,7 @@ impl Core {
             kernels: Mutex::new(HashMap::new()),
             dummy,
             dummy_w,
-            buffers: Arc::new(BufferPool::new(s.memory_budget_bytes.map_or(BUFFERS_IDLE_MAX, |b| b / 4))),
+            buffers: Arc::new(BufferPool::new(s.memory_budget_bytes.map_or(idle_max, |b| b / 4))),
             staging: BufferPool::new(STAGING_IDLE_MAX),
             upload_staging: UploadStaging::default(),
             clears: Mutex::new(None),
