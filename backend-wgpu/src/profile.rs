@@ -78,3 +78,23 @@ impl Profiler {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_add_up_per_stage_and_kernel_largest_first() {
+        let p = Profiler { period_ns: 2.0, totals: Mutex::default() };
+        p.add(Stage::Ntt, &["ntt", "ntt"], &[10, 510, 1000, 1500]);
+        p.add(Stage::MerkleCommit, &["leaves"], &[0, 100, 7, 9]);
+        let t = p.take();
+        let rows: Vec<&str> = t.lines().collect();
+        // Two ntt passes of 500 ticks at 2 ns: 2 us; one leaves pass: 0.2 us
+        // (a pass without its label is not counted).
+        assert!(rows[1].starts_with("ntt") && rows[1].contains(" 2 ") && rows[1].contains("0.002"), "{t}");
+        assert!(rows[2].contains("leaves") && rows[2].contains(" 1 ") && rows[2].contains("0.000"), "{t}");
+        assert!(rows[3].starts_with("all") && rows[3].contains("0.002"), "{t}");
+        assert_eq!(p.take().lines().count(), 2, "take starts afresh");
+    }
+}
