@@ -369,7 +369,7 @@ impl Core {
         if int64 {
             required_features |= wgpu::Features::SHADER_INT64;
         }
-        if std::env::var("KILN_WGPU_PROFILE").is_ok_and(|v| v.trim() == "1") {
+        if crate::profile::wanted() {
             required_features |= features & wgpu::Features::TIMESTAMP_QUERY;
         }
         let limits = adapter.limits();
@@ -1069,6 +1069,19 @@ pub(crate) fn test_device(int64: bool) -> Option<Device> {
     test_device_with(Settings { adapter: 0, max_binding_bytes: None, memory_budget_bytes: None, int64, tile_log: None })
 }
 
+/// [`test_device`] on a core (and pools) no other test shares: the tile
+/// size `tile_log`, one per test, sets its settings apart.
+#[cfg(test)]
+fn own_device(tile_log: u32) -> Option<Device> {
+    test_device_with(Settings {
+        adapter: 0,
+        max_binding_bytes: None,
+        memory_budget_bytes: None,
+        int64: false,
+        tile_log: Some(tile_log),
+    })
+}
+
 /// [`test_device`] with the given settings.
 #[cfg(test)]
 pub(crate) fn test_device_with(settings: Settings) -> Option<Device> {
@@ -1144,15 +1157,7 @@ mod tests {
 
     #[test]
     fn a_freed_buffer_is_reused_zeroed_and_the_pool_keeps_its_cap() {
-        // Settings of its own: a core (and pool) no other test shares.
-        let settings = Settings {
-            adapter: 0,
-            max_binding_bytes: None,
-            memory_budget_bytes: None,
-            int64: false,
-            tile_log: Some(7),
-        };
-        let Some(dev) = test_device_with(settings) else { return };
+        let Some(dev) = own_device(7) else { return };
         let ctx = Ctx::table("pool");
         let data: Vec<u64> = (1..=100).map(|i| i * 0x0101_0101_0101).collect();
         let first = dev.upload(Stage::Ntt, &ctx, &data).unwrap();
@@ -1182,15 +1187,7 @@ mod tests {
 
     #[test]
     fn large_writes_go_through_reused_staging() {
-        // Settings of its own: a core no other test shares.
-        let settings = Settings {
-            adapter: 0,
-            max_binding_bytes: None,
-            memory_budget_bytes: None,
-            int64: false,
-            tile_log: Some(5),
-        };
-        let Some(dev) = test_device_with(settings) else { return };
+        let Some(dev) = own_device(5) else { return };
         let ctx = Ctx::table("write");
         let n = 3 * STAGED_WRITE_MIN / 16;
         for round in 0..3u64 {
@@ -1210,14 +1207,7 @@ mod tests {
         // from the pool, cleared with a later submission), fill them and
         // read them back, while each also submits and uploads: a clear may
         // never reach the queue after the work that filled its buffer.
-        let settings = Settings {
-            adapter: 0,
-            max_binding_bytes: None,
-            memory_budget_bytes: None,
-            int64: false,
-            tile_log: Some(6),
-        };
-        let Some(dev) = test_device_with(settings) else { return };
+        let Some(dev) = own_device(6) else { return };
         let ctx = Ctx::table("clears");
         let ks: Vec<Arc<Kernel>> =
             (1..=4u32).map(|v| dev.kernel(Stage::Compose, &ctx, "test", &store(v), &[true]).unwrap()).collect();

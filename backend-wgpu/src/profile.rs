@@ -14,6 +14,11 @@ use std::sync::Mutex;
 /// 4096 a query set); later passes of a longer job go untimed.
 pub(crate) const MAX_PASSES: u32 = 2048;
 
+/// Whether this process profiles (`KILN_WGPU_PROFILE=1`).
+pub(crate) fn wanted() -> bool {
+    std::env::var("KILN_WGPU_PROFILE").is_ok_and(|v| v.trim() == "1")
+}
+
 #[derive(Default, Clone, Copy)]
 struct Row {
     passes: u64,
@@ -33,11 +38,11 @@ pub(crate) struct Stamps {
 }
 
 impl Profiler {
-    /// A profiler when `KILN_WGPU_PROFILE=1` asks for one and the device
-    /// was made with `TIMESTAMP_QUERY`.
+    /// A profiler when the device was made with `TIMESTAMP_QUERY`, which
+    /// it asks for only when [`wanted`].
     pub(crate) fn new(features: wgpu::Features, queue: &wgpu::Queue) -> Option<Profiler> {
-        let wanted = std::env::var("KILN_WGPU_PROFILE").is_ok_and(|v| v.trim() == "1");
-        (wanted && features.contains(wgpu::Features::TIMESTAMP_QUERY))
+        features
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
             .then(|| Profiler { period_ns: queue.get_timestamp_period() as f64, totals: Mutex::default() })
     }
 
