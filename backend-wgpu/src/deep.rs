@@ -29,7 +29,7 @@ struct Pc {
     v: Ext,
     shift: F,
     m_base: u32,
-    /// Mode 4: each target skipped (0), stored (1) or added to (2).
+    /// Mode 0: each target skipped (0), stored (1) or added to (2).
     to_d: u32,
     to_acc: u32,
     coeff_base2: u32,
@@ -269,7 +269,7 @@ impl WgpuBackend {
                 coeff_base2: (c0 + if to_d.is_some() { w } else { 0 }) as u32,
                 to_d: mode(to_d.is_some(), lc.started[0]),
                 to_acc: mode(to_acc.is_some(), lc.started[1]),
-                ..Pc::new(4, lc.m, lc.tw_log)
+                ..Pc::new(0, lc.m, lc.tw_log)
             };
             job.dispatch(
                 lc.k,
@@ -299,7 +299,8 @@ impl WgpuBackend {
         let mut first = true;
         for (buf, c0, nc) in m.pieces() {
             let base = Pc::new(0, &Coset::new(0, F::ONE), 0);
-            let pc = Pc { n: n as u32, accumulate: !first, cols: nc as u32, coeff_base: c0 as u32, ..base };
+            let to_acc = if first { 1 } else { 2 };
+            let pc = Pc { n: n as u32, to_acc, cols: nc as u32, coeff_base2: c0 as u32, ..base };
             job.dispatch(&k, &[buf, &cb, &self.dev.dummy, acc, &self.dev.dummy_w], &pc.words(), groups_for(n as u64))?;
             first = false;
         }

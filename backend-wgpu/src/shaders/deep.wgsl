@@ -1,14 +1,13 @@
 // DEEP quotients and out-of-domain evaluation over flattened extension
-// columns (3 base columns each). One module, four entry modes:
-//   0 lincomb:  acc[i] (= or +=) sum_c coeffs[c] * m[c][i] over the
-//               columns of one buffer;
+// columns (3 base columns each). One module, five entry modes:
+//   0 lincomb:  sum_c coeffs[c] * m[c][i] over the columns of one buffer
+//               for up to two coefficient sets at once (two points
+//               opening one matrix read it once): from coeff_base into
+//               d, from coeff_base2 into acc, each skipped (0), stored
+//               (1) or added (2) as to_d and to_acc say;
 //   1 accum:    d[i] (= or +=) (acc[i] - value) / (x_i - z);
 //   2 weights:  acc[i] = x_i / (z - x_i) (barycentric weights);
 //   3 partial:  partial[col][slice] = sum over the slice of m[col][i] * acc[i];
-//   4 lincomb2: mode 0 for two points at once, a matrix opened at both
-//               read once: coeffs from coeff_base into d, from
-//               coeff_base2 into acc, each skipped (0), stored (1) or
-//               added (2) as to_d and to_acc say;
 //   5 accum in place: mode 1 for the first point, from d into d.
 // Modes 1, 2 and 5 take ROWS consecutive rows an invocation and invert
 // their denominators together (one inversion, three products a row).
@@ -59,7 +58,7 @@ fn coeff(c: u32) -> E3 {
     return E3(coeffs[3u * c], coeffs[3u * c + 1u], coeffs[3u * c + 2u]);
 }
 
-fn lincomb2(i: u32) {
+fn lincomb(i: u32) {
     var s = e_zero();
     var t = e_zero();
     if (pc.to_d == 2u) {
@@ -184,21 +183,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         return;
     }
-    if (i >= pc.n) {
-        return;
-    }
-    if (pc.mode == 0u) {
-        var s = e_zero();
-        if (pc.accumulate == 1u) {
-            s = ld3(i);
-        }
-        for (var c = 0u; c < pc.cols; c++) {
-            let o = 3u * (pc.coeff_base + c);
-            let k = E3(coeffs[o], coeffs[o + 1u], coeffs[o + 2u]);
-            s = e_add(s, e_mul_base(k, m[pc.m_base + c * pc.n + i]));
-        }
-        st3(0u, i, s);
-    } else {
-        lincomb2(i);
+    if (i < pc.n) {
+        lincomb(i);
     }
 }
