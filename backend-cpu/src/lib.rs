@@ -174,8 +174,8 @@ impl BackendBase for CpuBackend {
 
 impl NttOps for CpuBackend {
     fn ntt(&self, ctx: &Ctx, coeffs: &CpuMatrix) -> Result<CpuMatrix> {
-        let log_n = validate::ntt(Stage::Ntt, coeffs)?;
-        let tw = self.twiddles.get(log_n, false);
+        validate::ntt(Stage::Ntt, coeffs)?;
+        let tw = self.twiddles.get(false);
         let mut data = try_zeroed(coeffs.data.len()).map_err(|e| e.at(Stage::Ntt, ctx))?;
         let n = coeffs.height;
         data.par_chunks_mut(n).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| ntt::ntt_column(dst, src, &tw));
@@ -183,8 +183,8 @@ impl NttOps for CpuBackend {
     }
 
     fn intt(&self, ctx: &Ctx, evals: &CpuMatrix) -> Result<CpuMatrix> {
-        let log_n = validate::ntt(Stage::InverseNtt, evals)?;
-        let tw = self.twiddles.get(log_n, true);
+        validate::ntt(Stage::InverseNtt, evals)?;
+        let tw = self.twiddles.get(true);
         let mut data = try_zeroed(evals.data.len()).map_err(|e| e.at(Stage::InverseNtt, ctx))?;
         let n = evals.height;
         data.par_chunks_mut(n).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| ntt::intt_column(dst, src, &tw));
@@ -195,22 +195,22 @@ impl NttOps for CpuBackend {
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
         let n = evals.height;
         let big = n << log_blowup;
-        let tw_inv = self.twiddles.get(log_n, true);
-        let tw_fwd = self.twiddles.get(log_n + log_blowup, false);
+        let tw_inv = self.twiddles.get(true);
+        let tw_fwd = self.twiddles.get(false);
         let scale = ntt::bitrev_powers(shift, ntt::inv_pow2(log_n), n);
         let mut out = try_zeroed(big * evals.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
         out.par_chunks_mut(big.max(1)).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| {
-            dst[..n].copy_from_slice(src);
+            ntt::copy(&mut dst[..n], src);
             ntt::lde_column(dst, n, &scale, &tw_inv, &tw_fwd);
         });
         Ok(CpuMatrix::from_data(evals.width, big, out))
     }
 
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &CpuMatrix, log_blowup: u32, shift: F) -> Result<CpuMatrix> {
-        let log_n = validate::coset_lde(coeffs, log_blowup, shift)?;
+        validate::coset_lde(coeffs, log_blowup, shift)?;
         let n = coeffs.height;
         let big = n << log_blowup;
-        let tw_fwd = self.twiddles.get(log_n + log_blowup, false);
+        let tw_fwd = self.twiddles.get(false);
         let scale = ntt::bitrev_powers(shift, F::ONE, n);
         let mut out = try_zeroed(big * coeffs.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
         out.par_chunks_mut(big.max(1)).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| {
@@ -283,8 +283,8 @@ impl ComposeOps for CpuBackend {
         let big = domain.size();
         let n = 1usize << log_trace_height;
         let log_big = domain.log_size;
-        let tw_inv = self.twiddles.get(log_big, true);
-        let tw_fwd = self.twiddles.get(log_big, false);
+        let tw_inv = self.twiddles.get(true);
+        let tw_fwd = self.twiddles.get(false);
         let s_inv = domain.shift.inverse().unwrap_or(F::ONE);
         // Natural-order coefficients straight from the evaluations: the
         // permuting copy, DIT with the inverse table, then the 1/N and the

@@ -6,72 +6,108 @@
 //! (bit-reversed input, natural output). Layers whose butterfly blocks fit
 //! in `CHUNK` elements run chunk by chunk, so the small-stride layers of a
 //! large column stay in cache; the large-stride layers run up to `FUSE` at
-//! a time over L1-sized tiles (`fused_layers`), in parallel across tiles.
+//! a time over L1-sized tiles (`fused_layers`), in parallel across tiles,
+//! reading their twiddles from tables laid out in the tiles' order.
 
 use backend_api::field::{F, P};
 use rayon::prelude::*;
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Elements per cache-resident chunk (32 KiB).
 const CHUNK: usize = 1 << 12;
-/// Twiddles per parallel task when filling a long layer of the table.
-const PAR_SPLIT: usize = 1 << 11;
 /// Columns at least this long use threads inside the transform.
 pub(crate) const PAR_MIN: usize = 1 << 14;
 
-/// Twiddles of every layer: entry `h + k` is w_(2h)^k for k < h, so the
-/// table for 2^L serves every smaller size too (its prefix).
+/// The twiddles of both directions, built on first use: those of the
+/// layers that run inside a chunk (half-blocks up to CHUNK / 2) in one
+/// table whose entry `h + k` is w_(2h)^k for k < h; and each fused pass's,
+/// in the order its tiles read them (see `pass_table`).
+#[derive(Default)]
 pub(crate) struct Twiddles {
-    fwd: RwLock<Arc<Vec<F>>>,
-    inv: RwLock<Arc<Vec<F>>>,
+    layers: [std::sync::OnceLock<Vec<F>>; 2],
+    passes: Mutex<HashMap<PassKey, Arc<Vec<F>>>>,
 }
 
-impl Default for Twiddles {
-    fn default() -> Self {
-        Twiddles { fwd: RwLock::new(Arc::new(Vec::new())), inv: RwLock::new(Arc::new(Vec::new())) }
+/// A fused pass: (inverse, h_low, r).
+type PassKey = (bool, usize, u32);
+
+/// One direction's twiddles. As a slice it is the chunk layers' table.
+pub(crate) struct Tables<'a> {
+    inverse: bool,
+    owner: &'a Twiddles,
+}
+
+impl std::ops::Deref for Tables<'_> {
+    type Target = [F];
+    fn deref(&self) -> &[F] {
+        self.owner.layers[self.inverse as usize].get_or_init(|| build_twiddles(CHUNK.trailing_zeros(), self.inverse))
+    }
+}
+
+impl Tables<'_> {
+    /// The fused pass over half-blocks h_low .. 2^(r-1) h_low, built once.
+    fn pass(&self, h_low: usize, r: u32) -> Arc<Vec<F>> {
+        let key = (self.inverse, h_low, r);
+        if let Some(t) = self.owner.passes.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return t.clone();
+        }
+        let table = Arc::new(pass_table(h_low, r, self.inverse));
+        self.owner.passes.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(table).clone()
     }
 }
 
 impl Twiddles {
-    /// A table covering transforms of size up to 2^log_n.
-    pub(crate) fn get(&self, log_n: u32, inverse: bool) -> Arc<Vec<F>> {
-        let n = 1usize << log_n;
-        let lock = if inverse { &self.inv } else { &self.fwd };
-        {
-            let t = lock.read().unwrap_or_else(|e| e.into_inner());
-            if t.len() >= n {
-                return t.clone();
-            }
-        }
-        let table = Arc::new(build_twiddles(log_n, inverse));
-        let mut t = lock.write().unwrap_or_else(|e| e.into_inner());
-        if t.len() < table.len() {
-            *t = table.clone();
-        }
-        t.clone()
+    pub(crate) fn get(&self, inverse: bool) -> Tables<'_> {
+        Tables { inverse, owner: self }
     }
 }
 
+/// w_(2h), or its inverse.
+fn layer_root(h: usize, inverse: bool) -> F {
+    let w = F::two_adic_root(h.trailing_zeros() + 1);
+    if inverse {
+        w.pow(2 * h as u64 - 1)
+    } else {
+        w
+    }
+}
+
+/// A fused pass's twiddles in tile order: for each tile offset i0, for
+/// each layer s < r (half-block hh = h_low 2^s), the TILE twiddles
+/// w_(2hh)^(m h_low + i0 + t), t < TILE, of each of its 2^s distinct pairs
+/// m. A task then reads one contiguous run instead of 2^r - 1 runs spread
+/// over layer tables larger than the caches, which the prefetchers do not
+/// follow.
+fn pass_table(h_low: usize, r: u32, inverse: bool) -> Vec<F> {
+    let per_tile = ((1usize << r) - 1) * TILE;
+    let roots: Vec<F> = (0..r).map(|s| layer_root(h_low << s, inverse)).collect();
+    let mut out = vec![F::ZERO; h_low / TILE * per_tile];
+    out.par_chunks_mut(per_tile).enumerate().for_each(|(tile, dst)| {
+        let runs = (0..r as usize).flat_map(|s| (0..1usize << s).map(move |m| (s, m * h_low + tile * TILE)));
+        for (run, (s, k)) in dst.chunks_mut(TILE).zip(runs) {
+            let mut acc = roots[s].pow(k as u64);
+            for v in run {
+                *v = acc;
+                acc *= roots[s];
+            }
+        }
+    });
+    out
+}
+
+/// The layer table for transforms of up to 2^log_n: entry `h + k` is
+/// w_(2h)^k (or its inverse) for k < h.
 fn build_twiddles(log_n: u32, inverse: bool) -> Vec<F> {
-    let n = 1usize << log_n;
-    // Exactly n entries: `Twiddles::get` reads the length as the largest
-    // size covered, so padding would claim layers that were never filled.
-    let mut t = vec![F::ZERO; n];
+    let mut t = vec![F::ZERO; 1usize << log_n];
     for log_h in 0..log_n {
         let h = 1usize << log_h;
-        let mut w = F::two_adic_root(log_h + 1);
-        if inverse {
-            w = w.pow(2 * h as u64 - 1);
+        let w = layer_root(h, inverse);
+        let mut acc = F::ONE;
+        for v in &mut t[h..2 * h] {
+            *v = acc;
+            acc *= w;
         }
-        let layer = &mut t[h..2 * h];
-        // Long layers are filled in parallel from per-segment seeds.
-        layer.par_chunks_mut(PAR_SPLIT).enumerate().for_each(|(ci, seg)| {
-            let mut acc = w.pow((ci * PAR_SPLIT) as u64);
-            for v in seg {
-                *v = acc;
-                acc *= w;
-            }
-        });
     }
     t
 }
@@ -171,9 +207,12 @@ impl SharedMut {
 /// of 2^r h_low elements, the elements i + j h_low (j < 2^r) only meet each
 /// other in these layers, so each tile of TILE consecutive i is gathered
 /// into a buffer once, run through all r layers and written back: one pass
-/// over memory instead of r. Needs h_low a multiple of TILE.
-fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &[F], dif: bool, par: bool) {
+/// over memory instead of r. Its twiddles are one contiguous run of the
+/// pass's table. Needs h_low a multiple of TILE.
+fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: bool) {
     let rows = 1usize << r;
+    let pass = tw.pass(h_low, r);
+    let per_tile = (rows - 1) * TILE;
     let block = rows * h_low;
     assert!(r <= FUSE && h_low.is_multiple_of(TILE) && a.len().is_multiple_of(block));
     let tiles = h_low / TILE;
@@ -183,26 +222,30 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &[F], dif: bool, par: boo
     let run = |t: usize| {
         let (b, i0) = (t / tiles, (t % tiles) * TILE);
         let base = b * block + i0;
-        let mut buf = [F::ZERO; (1 << FUSE) * TILE];
-        let buf = &mut buf[..rows * TILE];
+        // Uninitialised: the gather below writes all of its first rows * TILE.
+        let mut space = std::mem::MaybeUninit::<[F; (1 << FUSE) * TILE]>::uninit();
+        let bp = space.as_mut_ptr().cast::<F>();
         let ptr = base_ptr.get();
         // SAFETY: task t alone reads and writes elements base + j h_low +
         // (0..TILE) for j < rows (tiles partition each block's offsets),
         // all inside `a`: base + (rows - 1) h_low + TILE <= (b + 1) block.
-        unsafe {
-            for (j, row) in buf.chunks_mut(TILE).enumerate() {
-                std::ptr::copy_nonoverlapping(ptr.add(base + j * h_low), row.as_mut_ptr(), TILE);
+        // The buffer holds (1 << FUSE) * TILE >= rows * TILE elements, all
+        // of them written here before the slice over them is made.
+        let buf = unsafe {
+            for j in 0..rows {
+                std::ptr::copy_nonoverlapping(ptr.add(base + j * h_low), bp.add(j * TILE), TILE);
             }
-        }
+            std::slice::from_raw_parts_mut(bp, rows * TILE)
+        };
         for step in 0..r {
             let s = if dif { r - 1 - step } else { step };
-            let (hh, half) = (h_low << s, 1usize << s);
+            let half = 1usize << s;
             for j in (0..rows).filter(|j| j & half == 0) {
                 let (lo, hi) = buf.split_at_mut((j + half) * TILE);
                 let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
-                // Offset of the pair within its 2 hh block.
-                let k = (j & (half - 1)) * h_low + i0;
-                let w = &tw[hh + k..hh + k + TILE];
+                // The pair's run: layer s, pair m = j mod 2^s of the tile.
+                let at = (t % tiles) * per_tile + (half - 1 + (j & (half - 1))) * TILE;
+                let w = &pass[at..at + TILE];
                 if dif {
                     butterflies_dif(lo, hi, w, simd);
                 } else {
@@ -224,10 +267,19 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &[F], dif: bool, par: boo
     }
 }
 
+/// `dst = src`, in parallel pieces when the column is long.
+pub(crate) fn copy(dst: &mut [F], src: &[F]) {
+    if dst.len() >= PAR_MIN {
+        dst.par_chunks_mut(PAR_MIN).zip(src.par_chunks(PAR_MIN)).for_each(|(d, s)| d.copy_from_slice(s));
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Decimation in frequency: natural order in, bit-reversed order out.
 /// With the forward table this is the NTT, with the inverse table n times
 /// the inverse NTT.
-pub(crate) fn dif(a: &mut [F], tw: &[F], par: bool) {
+pub(crate) fn dif(a: &mut [F], tw: &Tables, par: bool) {
     let n = a.len();
     if n <= 1 {
         return;
@@ -269,7 +321,7 @@ pub(crate) fn dif(a: &mut [F], tw: &[F], par: bool) {
 /// at half-block `h0`. On a zero-padded input (bit-reversed, so each value
 /// is followed by h0 - 1 zeros) the skipped layers only repeat each value
 /// h0 times, which the caller does directly.
-pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &[F], par: bool) {
+pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &Tables, par: bool) {
     let n = a.len();
     if h0 >= n {
         return;
@@ -324,7 +376,7 @@ pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
 
 /// Coefficients (natural) in `src` to evaluations on the subgroup
 /// (natural) in `dst`.
-pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &[F]) {
+pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &Tables) {
     bitrev_copy(dst, src, F::ONE);
     dit_from(dst, 1, tw_fwd, dst.len() >= PAR_MIN);
 }
@@ -332,7 +384,7 @@ pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &[F]) {
 /// Evaluations on the subgroup (natural) in `src` to coefficients
 /// (natural) in `dst`: the same DIT pass with the inverse table, the 1/n
 /// folded into the permuting copy.
-pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &[F]) {
+pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &Tables) {
     let n = dst.len();
     bitrev_copy(dst, src, inv_pow2(n.trailing_zeros()));
     dit_from(dst, 1, tw_inv, n >= PAR_MIN);
@@ -362,19 +414,45 @@ pub(crate) fn powers(shift: F, factor: F, n: usize) -> Vec<F> {
 /// spread over `dst` (zero padding to dst.len() in bit-reversed order is
 /// each value repeated blowup times after the trivial layers), and
 /// transformed to natural-order evaluations.
-pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: &[F], tw_fwd: &[F]) {
+pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: &[F], tw_fwd: &Tables) {
     let big = dst.len();
     let b = big / n;
-    for p in (0..n).rev() {
-        let v = dst[p] * scale[p];
-        dst[p * b..(p + 1) * b].fill(v);
-    }
+    spread(dst, n, b, scale, big >= PAR_MIN);
     dit_from(dst, b, tw_fwd, big >= PAR_MIN);
+}
+
+/// `col[p b..(p + 1) b] = col[p] * scale[p]` for every p < n, in place.
+/// The values at p in [hi / b, hi) land in [hi, hi b), past every value
+/// still to be read, so each such level runs in parallel, from the top
+/// down.
+fn spread(col: &mut [F], n: usize, b: usize, scale: &[F], par: bool) {
+    const PIECE: usize = 1 << 12;
+    let mut hi = n;
+    while b > 1 && hi >= b {
+        let lo = hi / b;
+        let (head, tail) = col.split_at_mut(hi);
+        let (src, out, scale) = (&head[lo..hi], &mut tail[..hi * (b - 1)], &scale[lo..hi]);
+        let fill = |(out, (src, scale)): (&mut [F], (&[F], &[F]))| {
+            for ((o, &v), &s) in out.chunks_mut(b).zip(src).zip(scale) {
+                o.fill(v * s);
+            }
+        };
+        if par {
+            out.par_chunks_mut(PIECE * b).zip(src.par_chunks(PIECE).zip(scale.par_chunks(PIECE))).for_each(fill);
+        } else {
+            fill((out, (src, scale)));
+        }
+        hi = lo;
+    }
+    for p in (0..hi).rev() {
+        let v = col[p] * scale[p];
+        col[p * b..(p + 1) * b].fill(v);
+    }
 }
 
 /// Evaluations on H_n (natural) in `dst[..n]` to evaluations on the coset
 /// of size dst.len() whose table `scale` is `bitrev_powers(shift, 1/n, n)`.
-pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &[F], tw_fwd: &[F]) {
+pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &Tables, tw_fwd: &Tables) {
     dif(&mut dst[..n], tw_inv, n >= PAR_MIN);
     bitrev_coeffs_to_evals(dst, n, scale, tw_fwd);
 }
@@ -455,7 +533,8 @@ mod tests {
         for log_n in 0..=10u32 {
             let n = 1usize << log_n;
             let a = column(n, 7 + log_n as u64);
-            let (fwd, inv) = (build_twiddles(log_n, false), build_twiddles(log_n, true));
+            let tw = Twiddles::default();
+            let (fwd, inv) = (tw.get(false), tw.get(true));
             let mut evals = vec![F::ZERO; n];
             ntt_column(&mut evals, &a, &fwd);
             assert_eq!(evals, naive_dft(&a, false), "ntt 2^{log_n}");
@@ -476,12 +555,18 @@ mod tests {
     fn long_columns_round_trip_through_every_pass() {
         // Large enough for the fused tile passes, the threaded paths and
         // the register layers together.
-        for log_n in [14u32, 17] {
+        for log_n in [14u32, 17, 19] {
             let n = 1usize << log_n;
             let a = column(n, 99 + log_n as u64);
-            let (fwd, inv) = (build_twiddles(log_n, false), build_twiddles(log_n, true));
+            let tw = Twiddles::default();
+            let (fwd, inv) = (tw.get(false), tw.get(true));
             let mut evals = vec![F::ZERO; n];
             ntt_column(&mut evals, &a, &fwd);
+            // DIF's fused passes run largest half-block first.
+            let mut d = a.clone();
+            dif(&mut d, &fwd, true);
+            bit_reverse(&mut d);
+            assert_eq!(d, evals, "dif 2^{log_n}");
             // Spot-check evaluations by Horner.
             let w = F::two_adic_root(log_n);
             for k in [0usize, 1, 5, n / 2 + 3, n - 1] {
@@ -491,6 +576,31 @@ mod tests {
             let mut back = vec![F::ZERO; n];
             intt_column(&mut back, &evals, &inv);
             assert_eq!(back, a);
+        }
+    }
+
+    #[test]
+    fn pass_tables_hold_each_tiles_twiddles_in_reading_order() {
+        for inverse in [false, true] {
+            let layers = build_twiddles(17, inverse);
+            for (h_low, r) in [(TILE, 1u32), (TILE, 5), (4 * TILE, 3), (1 << 12, 5)] {
+                let table = pass_table(h_low, r, inverse);
+                let per_tile = ((1usize << r) - 1) * TILE;
+                assert_eq!(table.len(), h_low / TILE * per_tile);
+                for tile in [0, h_low / TILE / 2, h_low / TILE - 1] {
+                    for s in 0..r {
+                        for m in 0..1usize << s {
+                            let at = tile * per_tile + ((1 << s) - 1 + m) * TILE;
+                            let k = (h_low << s) + m * h_low + tile * TILE;
+                            assert_eq!(
+                                table[at..at + TILE],
+                                layers[k..k + TILE],
+                                "h_low {h_low} r {r} tile {tile} s {s} m {m}"
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 }
