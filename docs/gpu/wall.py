@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """wall.py CMD...: runs CMD and prints, on one line, its wall time in
 seconds, its peak resident set in kB (this process's only child), its
-exit code, and its last output line starting with `stages` or `error`
-(kiln's own accounting), for shell loops that take medians."""
+exit code, its CPU time as user+system seconds, and its last output line
+starting with `stages` or `error` (kiln's own accounting), for shell
+loops that take medians."""
 import resource
 import subprocess
 import sys
@@ -11,6 +12,8 @@ import time
 t0 = time.monotonic()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 wall = time.monotonic() - t0
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+rss = use.ru_maxrss
 lines = [l for l in p.stdout.splitlines() if l.startswith(("stages", "error"))]
-print(f"{wall:.3f} {rss} rc={p.returncode} {lines[-1] if lines else ''}")
+cpu = f"cpu={use.ru_utime:.2f}+{use.ru_stime:.2f}"
+print(f"{wall:.3f} {rss} rc={p.returncode} {cpu} {lines[-1] if lines else ''}")
