@@ -12,7 +12,7 @@
 use backend_api::field::{F, P};
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Elements per cache-resident chunk (32 KiB).
 const CHUNK: usize = 1 << 12;
@@ -25,12 +25,14 @@ pub(crate) const PAR_MIN: usize = 1 << 14;
 /// in the order its tiles read them (see `pass_table`).
 #[derive(Default)]
 pub(crate) struct Twiddles {
-    layers: [std::sync::OnceLock<Vec<F>>; 2],
-    passes: Mutex<HashMap<PassKey, Arc<Vec<F>>>>,
+    layers: [OnceLock<Vec<F>>; 2],
+    passes: Mutex<HashMap<PassKey, PassSlot>>,
 }
 
 /// A fused pass: (inverse, h_low, r).
 type PassKey = (bool, usize, u32);
+/// A fused pass's table, once built.
+type PassSlot = Arc<OnceLock<Arc<Vec<F>>>>;
 
 /// One direction's twiddles. As a slice it is the chunk layers' table.
 pub(crate) struct Tables<'a> {
@@ -46,14 +48,15 @@ impl std::ops::Deref for Tables<'_> {
 }
 
 impl Tables<'_> {
-    /// The fused pass over half-blocks h_low .. 2^(r-1) h_low, built once.
+    /// The fused pass over half-blocks h_low .. 2^(r-1) h_low, built once:
+    /// the columns' tasks that ask for it at the same time wait for one
+    /// build rather than each making a copy.
     fn pass(&self, h_low: usize, r: u32) -> Arc<Vec<F>> {
-        let key = (self.inverse, h_low, r);
-        if let Some(t) = self.owner.passes.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return t.clone();
-        }
-        let table = Arc::new(pass_table(h_low, r, self.inverse));
-        self.owner.passes.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(table).clone()
+        let slot = {
+            let mut passes = self.owner.passes.lock().unwrap_or_else(|e| e.into_inner());
+            passes.entry((self.inverse, h_low, r)).or_default().clone()
+        };
+        slot.get_or_init(|| Arc::new(pass_table(h_low, r, self.inverse))).clone()
     }
 }
 
@@ -602,5 +605,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_pass_table_asked_for_at_once_by_many_threads_is_built_once() {
+        let tw = Twiddles::default();
+        let start = std::sync::Barrier::new(8);
+        let tables: Vec<Arc<Vec<F>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        tw.get(false).pass(1 << 14, 5)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(tables.iter().all(|t| Arc::ptr_eq(t, &tables[0])));
+        assert_eq!(*tables[0], pass_table(1 << 14, 5, false));
     }
 }
