@@ -82,18 +82,34 @@ fn layer_root(h: usize, inverse: bool) -> F {
 /// m. A task then reads one contiguous run instead of 2^r - 1 runs spread
 /// over layer tables larger than the caches, which the prefetchers do not
 /// follow.
+///
+/// Built on scoped threads, not rayon's: it runs inside `Tables::pass`'s
+/// one-time initialisation, and a rayon worker waiting there could steal
+/// another column's task that asks for the same table, re-entering it.
 fn pass_table(h_low: usize, r: u32, inverse: bool) -> Vec<F> {
     let per_tile = ((1usize << r) - 1) * TILE;
     let roots: Vec<F> = (0..r).map(|s| layer_root(h_low << s, inverse)).collect();
-    let mut out = vec![F::ZERO; h_low / TILE * per_tile];
-    out.par_chunks_mut(per_tile).enumerate().for_each(|(tile, dst)| {
-        let runs = (0..r as usize).flat_map(|s| (0..1usize << s).map(move |m| (s, m * h_low + tile * TILE)));
-        for (run, (s, k)) in dst.chunks_mut(TILE).zip(runs) {
-            let mut acc = roots[s].pow(k as u64);
-            for v in run {
-                *v = acc;
-                acc *= roots[s];
+    let tiles = h_low / TILE;
+    let mut out = vec![F::ZERO; tiles * per_tile];
+    let fill = |first: usize, dst: &mut [F]| {
+        for (i, tile) in dst.chunks_mut(per_tile).enumerate() {
+            let i0 = (first + i) * TILE;
+            let runs = (0..r as usize).flat_map(|s| (0..1usize << s).map(move |m| (s, m * h_low + i0)));
+            for (run, (s, k)) in tile.chunks_mut(TILE).zip(runs) {
+                let mut acc = roots[s].pow(k as u64);
+                for v in run {
+                    *v = acc;
+                    acc *= roots[s];
+                }
             }
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(tiles.div_ceil(64));
+    let per_thread = tiles.div_ceil(threads.max(1));
+    std::thread::scope(|scope| {
+        for (i, dst) in out.chunks_mut(per_thread * per_tile).enumerate() {
+            let fill = &fill;
+            scope.spawn(move || fill(i * per_thread, dst));
         }
     });
     out
