@@ -113,6 +113,12 @@ unsafe fn leaves(data: &[F], height: usize, width: usize, r0: usize, out: &mut [
         let cols = (width - 8 * k).min(8);
         for e in 0..cols {
             let p = data.as_ptr().add((8 * k + e) * height + r0);
+            // This column's rows two groups ahead: a row spans more
+            // columns than the hardware prefetchers follow streams, and one
+            // group's hashing is shorter than a miss. A hint past the
+            // column's end is harmless.
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(2 * LANES) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(2 * LANES + 8) as *const i8);
             let (a, b) = (_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(8) as *const _));
             m[2 * e] = _mm512_permutex2var_epi32(a, even, b);
             m[2 * e + 1] = _mm512_permutex2var_epi32(a, odd, b);
