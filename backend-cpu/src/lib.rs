@@ -48,6 +48,7 @@ pub use cross_check::CrossCheck;
 pub use merkle::CpuTree;
 pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 
+use backend_api::host::parallel_copy;
 pub use backend_api::host::{try_zeroed, AllocFailed};
 
 /// [`try_zeroed`] for code whose signature has no error to return (the
@@ -200,7 +201,7 @@ impl NttOps for CpuBackend {
         let scale = ntt::bitrev_powers(shift, ntt::inv_pow2(log_n), n);
         let mut out = try_zeroed(big * evals.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
         out.par_chunks_mut(big.max(1)).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| {
-            ntt::copy(&mut dst[..n], src);
+            parallel_copy(&mut dst[..n], src, <[F]>::copy_from_slice);
             ntt::lde_column(dst, n, &scale, &tw_inv, &tw_fwd);
         });
         Ok(CpuMatrix::from_data(evals.width, big, out))

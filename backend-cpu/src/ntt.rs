@@ -286,15 +286,6 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: 
     }
 }
 
-/// `dst = src`, in parallel pieces when the column is long.
-pub(crate) fn copy(dst: &mut [F], src: &[F]) {
-    if dst.len() >= PAR_MIN {
-        dst.par_chunks_mut(PAR_MIN).zip(src.par_chunks(PAR_MIN)).for_each(|(d, s)| d.copy_from_slice(s));
-    } else {
-        dst.copy_from_slice(src);
-    }
-}
-
 /// Decimation in frequency: natural order in, bit-reversed order out.
 /// With the forward table this is the NTT, with the inverse table n times
 /// the inverse NTT.
