@@ -171,10 +171,14 @@ pub fn draw_ood_point(tr: &mut Transcript) -> Ext {
 
 /// The DEEP coefficients of one table: powers of gamma in a fixed order
 /// (tables in order; per point, main then aux columns; then the quotient).
+/// A table's coefficients at its i-th offset are those at its first
+/// offset times `offset_scale[i]` (gamma to the columns per point, i
+/// times), so a prover may combine its columns once for every offset.
 pub struct DeepCoeffs {
     pub main: Vec<Vec<Ext>>,
     pub aux: Vec<Vec<Ext>>,
     pub quotient: Vec<Ext>,
+    pub offset_scale: Vec<Ext>,
 }
 
 pub fn deep_coeffs(shapes: &[TableShape], gamma: Ext) -> Vec<DeepCoeffs> {
@@ -187,14 +191,17 @@ pub fn deep_coeffs(shapes: &[TableShape], gamma: Ext) -> Vec<DeepCoeffs> {
     shapes
         .iter()
         .map(|s| {
-            let mut main = vec![];
-            let mut aux = vec![];
+            let (mut main, mut aux, mut offset_scale) = (vec![], vec![], vec![]);
+            let per_point = gamma.pow((s.main_width + 3 * s.aux_width) as u64);
+            let mut scale = Ext::ONE;
             for _ in &s.offsets {
                 main.push((0..s.main_width).map(|_| next()).collect());
                 aux.push((0..3 * s.aux_width).map(|_| next()).collect());
+                offset_scale.push(scale);
+                scale *= per_point;
             }
             let quotient = (0..3 * s.parts).map(|_| next()).collect();
-            DeepCoeffs { main, aux, quotient }
+            DeepCoeffs { main, aux, quotient, offset_scale }
         })
         .collect()
 }
@@ -320,4 +327,36 @@ pub fn fold_point(values: &[Ext], x: F, beta: Ext) -> Ext {
         xj *= omega;
     }
     acc.mul_base(F::new(a as u64).inverse().expect("a is non-zero"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_coefficients_at_each_offset_are_the_first_offsets_scaled() {
+        let shape = |name: &str, main_width, aux_width, offsets: Vec<usize>| TableShape {
+            name: name.into(),
+            log_n: 4,
+            log_lde: 6,
+            shift: GENERATOR,
+            fixed_width: 0,
+            main_width,
+            aux_width,
+            num_aux_values: 0,
+            parts: 2,
+            offsets,
+        };
+        let shapes = [shape("a", 5, 2, vec![0, 1]), shape("b", 3, 0, vec![0, 1, 4]), shape("c", 2, 1, vec![0])];
+        let gamma = Ext([F::new(7), F::new(11), F::new(13)]);
+        for (s, c) in shapes.iter().zip(deep_coeffs(&shapes, gamma)) {
+            assert_eq!(c.offset_scale.len(), s.offsets.len());
+            assert_eq!(c.offset_scale[0], Ext::ONE);
+            for (i, &k) in c.offset_scale.iter().enumerate() {
+                let scaled = |first: &[Ext]| first.iter().map(|&v| v * k).collect::<Vec<_>>();
+                assert_eq!(c.main[i], scaled(&c.main[0]), "{} main at offset {i}", s.name);
+                assert_eq!(c.aux[i], scaled(&c.aux[0]), "{} aux at offset {i}", s.name);
+            }
+        }
+    }
 }

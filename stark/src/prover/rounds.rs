@@ -268,11 +268,11 @@ impl<B: Backend> Prover<'_, B> {
                 let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
                 let s = self.spiller();
                 let d = self.clock.time("deep", &label, || {
-                    // A recomputed matrix's combination at each of its offsets.
+                    // A recomputed matrix's combination, rebuilt piece by piece.
                     let combine = |c: Option<&Committed<B>>, weights: &[Vec<Ext>]| -> Result<_, BackendError> {
-                        match c.and_then(Committed::recipe) {
-                            Some(r) => weights.iter().map(|w| r.combined(self.backend, &ctx, w)).collect(),
-                            None => Ok(vec![]),
+                        match (c.and_then(Committed::recipe), weights.first()) {
+                            (Some(r), Some(w)) => Ok(Some(r.combined(self.backend, &ctx, w)?)),
+                            _ => Ok(None),
                         }
                     };
                     let mut combined = Vec::with_capacity(group.len());
@@ -283,12 +283,16 @@ impl<B: Backend> Prover<'_, B> {
                     let log_pieces = group.iter().map(|&t| self.log_pieces(t)).max().unwrap_or(0);
                     self.by_pieces(&ctx, domain, log_pieces, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.
-                        let read = |c, combined| Read::of(self.backend, s.as_ref(), &ctx, c, combined, (j, log_pieces));
                         let mut pieces = Vec::with_capacity(group.len());
                         for (&t, (cm, ca)) in group.iter().zip(&combined) {
-                            let a = aux.commits[t].as_ref().map(|a| read(a, ca)).transpose()?;
+                            let c = &coeffs[t];
+                            let read = |m, recipe, weights: &[Vec<Ext>]| {
+                                let at = (j, log_pieces);
+                                Read::of(self.backend, s.as_ref(), &ctx, m, recipe, weights, at)
+                            };
+                            let a = aux.commits[t].as_ref().map(|a| read(a, ca.as_ref(), &c.aux)).transpose()?;
                             let q = parts[t].piece(s.as_ref(), &ctx, j, log_pieces)?;
-                            pieces.push((read(&main[t], cm)?, a, q));
+                            pieces.push((read(&main[t], cm.as_ref(), &c.main)?, a, q));
                         }
                         let points: Vec<DeepPoint<B::Matrix>> = offsets
                             .iter()
@@ -297,9 +301,9 @@ impl<B: Backend> Prover<'_, B> {
                                 for (&t, (m, a, q)) in group.iter().zip(&pieces) {
                                     let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
                                     if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
-                                        columns.push(m.columns(pi, &c.main[pi], &od.main[pi]));
+                                        columns.push(m.columns(pi, c.offset_scale[pi], &c.main, &od.main[pi]));
                                         if let Some(a) = a {
-                                            columns.push(a.columns(pi, &c.aux[pi], &od.aux[pi]));
+                                            columns.push(a.columns(pi, c.offset_scale[pi], &c.aux, &od.aux[pi]));
                                         }
                                     }
                                     if o == 0 {
@@ -321,38 +325,54 @@ impl<B: Backend> Prover<'_, B> {
 }
 
 /// What DEEP reads of a committed matrix on a piece: its columns, or
-/// (recomputed) their combination at each offset of its table.
+/// their combination with the weights of the table's first offset, which
+/// serves every offset (`DeepCoeffs::offset_scale`). A table read at
+/// several offsets is combined once, so DEEP reads each column once.
 enum Read<'a, B: Backend> {
     Columns(Piece<'a, B>),
-    Combined(Vec<B::Matrix>),
+    Combined(B::Matrix),
 }
 
 impl<'a, B: Backend> Read<'a, B> {
-    /// Piece `j` of 2^log_pieces of `c`, or of its recomputed combinations.
+    /// Piece `j` of 2^log_pieces of `c` (`weights`: its coefficients at
+    /// each offset), combined when it is recomputed (from `recipe`, the
+    /// combination's own) or read at more than one offset.
     fn of(
         b: &B,
         s: Option<&Spiller<B>>,
         ctx: &Ctx,
         c: &'a Committed<B>,
-        combined: &[Recipe<B>],
+        recipe: Option<&Recipe<B>>,
+        weights: &[Vec<Ext>],
         (j, log_pieces): (usize, u32),
     ) -> Result<Read<'a, B>, BackendError> {
-        if combined.is_empty() {
-            return Ok(Read::Columns(c.piece(s, ctx, j, log_pieces)?));
+        if let Some(r) = recipe {
+            return Ok(Read::Combined(r.piece(b, ctx, j, log_pieces)?));
         }
-        Ok(Read::Combined(combined.iter().map(|r| r.piece(b, ctx, j, log_pieces)).collect::<Result<_, _>>()?))
+        let piece = c.piece(s, ctx, j, log_pieces)?;
+        match weights {
+            [first, _, ..] => Ok(Read::Combined(b.combine_columns(ctx, piece.get(), first)?)),
+            _ => Ok(Read::Columns(piece)),
+        }
     }
 
-    /// The DEEP columns at the table's offset `pi`, weighted by `coeffs`
-    /// with out-of-domain `values`. A combination g = g0 + u g1 + u^2 g2
-    /// enters with weights 1, u, u^2 and the combined value.
-    fn columns(&self, pi: usize, coeffs: &[Ext], values: &[Ext]) -> DeepColumns<'_, B::Matrix> {
+    /// The DEEP columns at the table's offset `pi`, whose coefficients are
+    /// `weights[pi]` = `scale` * `weights[0]` and out-of-domain values
+    /// `values`. A combination g = g0 + u g1 + u^2 g2 (made with
+    /// `weights[0]`) enters with weights scale * (1, u, u^2) and the value
+    /// sum_c weights[0]_c values_c: the same sum, term for term, in exact
+    /// arithmetic.
+    fn columns(&self, pi: usize, scale: Ext, weights: &[Vec<Ext>], values: &[Ext]) -> DeepColumns<'_, B::Matrix> {
         match self {
-            Read::Columns(p) => DeepColumns { matrix: p.get(), coeffs: coeffs.to_vec(), values: values.to_vec() },
+            Read::Columns(p) => DeepColumns { matrix: p.get(), coeffs: weights[pi].clone(), values: values.to_vec() },
             Read::Combined(m) => {
-                let value: Ext = coeffs.iter().zip(values).map(|(&k, &v)| k * v).sum();
-                let basis = [Ext::ONE, Ext([F::ZERO, F::ONE, F::ZERO]), Ext([F::ZERO, F::ZERO, F::ONE])];
-                DeepColumns { matrix: &m[pi], coeffs: basis.to_vec(), values: vec![value, Ext::ZERO, Ext::ZERO] }
+                let value: Ext = weights[0].iter().zip(values).map(|(&k, &v)| k * v).sum();
+                let u = |i: usize| Ext(std::array::from_fn(|k| if k == i { F::ONE } else { F::ZERO }));
+                DeepColumns {
+                    matrix: m,
+                    coeffs: (0..3).map(|i| u(i) * scale).collect(),
+                    values: vec![value, Ext::ZERO, Ext::ZERO],
+                }
             }
         }
     }
