@@ -281,36 +281,35 @@ impl ComposeOps for CpuBackend {
         parts: usize,
     ) -> Result<CpuMatrix> {
         validate::split_quotient(quotient, domain, log_trace_height, parts)?;
-        let big = domain.size();
-        let n = 1usize << log_trace_height;
-        let log_big = domain.log_size;
-        let tw_inv = self.twiddles.get(true);
-        let tw_fwd = self.twiddles.get(false);
-        let s_inv = domain.shift.inverse().unwrap_or(F::ONE);
-        // Natural-order coefficients straight from the evaluations: the
-        // permuting copy, DIT with the inverse table, then the 1/N and the
-        // shift's powers in one pass (no copy of the input, no separate
-        // bit-reversal).
-        let unscale = ntt::powers(s_inv, ntt::inv_pow2(log_big), big);
+        let (big, n) = (domain.size(), 1usize << log_trace_height);
+        let (log_b, b) = (domain.log_size - log_trace_height, big / n);
         let failed = |e: AllocFailed| e.at(Stage::QuotientSplit, ctx);
-        let mut coeffs: Vec<F> = try_zeroed(quotient.data.len()).map_err(failed)?;
-        coeffs.par_chunks_mut(big).zip(quotient.data.par_chunks(big)).for_each(|(c, q)| {
-            ntt::bitrev_copy(c, q, F::ONE);
-            ntt::dit_from(c, 1, &tw_inv, big >= ntt::PAR_MIN);
-            crate::simd::mul_slices(c, &unscale);
-        });
-        let bound = parts * n;
-        let too_high = coeffs.par_chunks(big).any(|c| c[bound..].iter().any(|v| !v.is_zero()));
+        // DIF with the inverse table on the evaluations (in place on a
+        // copy): coefficient k of q, times N shift^k, at position
+        // bitrev(k). For k = j n + m that is bitrev(m) b + bitrev_b(j), so
+        // part j is every b-th value from bitrev_b(j), already in the
+        // bit-reversed order its LDE takes: no permutation pass, and the
+        // 1/N shift^-k and the part's own shift^m leave one constant a part.
+        let mut raw: Vec<F> = try_zeroed(quotient.data.len()).map_err(failed)?;
+        parallel_copy(&mut raw, &quotient.data, <[F]>::copy_from_slice);
+        let tw_inv = self.twiddles.get(true);
+        raw.par_chunks_mut(big).for_each(|c| ntt::dif(c, &tw_inv, big >= ntt::PAR_MIN));
+        let lane = |j: usize| ntt::bitrev(j, log_b);
+        let past_bound: Vec<bool> = (0..b).map(|r| lane(r) >= parts).collect();
+        let too_high = raw.par_chunks(b).any(|row| row.iter().zip(&past_bound).any(|(v, &past)| past && !v.is_zero()));
         if too_high {
-            return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.into(), bound });
+            return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.into(), bound: parts * n });
         }
-        let scale = ntt::bitrev_powers(domain.shift, F::ONE, n);
+        let s_inv_n = domain.shift.inverse().unwrap_or(F::ONE).pow(n as u64);
+        let factor = |j: usize| ntt::inv_pow2(domain.log_size) * s_inv_n.pow(j as u64);
+        let scales: Vec<Vec<F>> = (0..parts).map(|j| vec![factor(j); n]).collect();
+        let tw_fwd = self.twiddles.get(false);
         let mut out = try_zeroed(big * 3 * parts).map_err(failed)?;
         out.par_chunks_mut(big).enumerate().for_each(|(col, dst)| {
             let (part, coord) = (col / 3, col % 3);
-            let src = &coeffs[coord * big + part * n..coord * big + (part + 1) * n];
-            ntt::bitrev_copy(&mut dst[..n], src, F::ONE);
-            ntt::bitrev_coeffs_to_evals(dst, n, &scale, &tw_fwd);
+            let src = raw[coord * big + lane(part)..(coord + 1) * big].iter().step_by(b);
+            dst[..n].iter_mut().zip(src).for_each(|(d, &v)| *d = v);
+            ntt::bitrev_coeffs_to_evals(dst, n, &scales[part], &tw_fwd);
         });
         Ok(CpuMatrix::from_data(3 * parts, big, out))
     }

@@ -225,18 +225,6 @@ mod avx512 {
         n
     }
 
-    /// a[i] *= b[i] over the first multiple of 8 elements.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn mul_assign(a: &mut [F], b: &[F]) -> usize {
-        let n = a.len().min(b.len()) & !7;
-        let mut i = 0;
-        while i < n {
-            store(a, i, mul(load(a, i), load(b, i)));
-            i += 8;
-        }
-        n
-    }
-
     /// a[i] *= s over the first multiple of 8 elements.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn mul_const(a: &mut [F], s: F) -> usize {
@@ -358,18 +346,6 @@ pub(crate) fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool, simd: bo
     0
 }
 
-/// a[i] *= b[i], vector part; as `dif`.
-#[inline]
-pub(crate) fn mul_assign(a: &mut [F], b: &[F], simd: bool) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if simd {
-        // SAFETY: as in `dif`.
-        return unsafe { avx512::mul_assign(a, b) };
-    }
-    let _ = (a, b, simd);
-    0
-}
-
 /// a[i] *= s, vectorised where possible.
 pub(crate) fn scale(a: &mut [F], s: F) {
     let simd = available();
@@ -443,12 +419,6 @@ pub(crate) fn dot(a: &[F], b: &[F]) -> F {
     a[done..n].iter().zip(&b[done..n]).fold(sum, |s, (&x, &y)| s + x * y)
 }
 
-/// Elementwise a[i] *= b[i], vectorised where possible.
-pub(crate) fn mul_slices(a: &mut [F], b: &[F]) {
-    let done = mul_assign(a, b, available());
-    a[done..].iter_mut().zip(&b[done..]).for_each(|(x, &y)| *x *= y);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,9 +478,6 @@ mod tests {
             let mut acc = b.clone();
             mul_add_const(&mut acc, &a, k);
             assert!(acc.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == y + x * k));
-            let mut m = a.clone();
-            mul_slices(&mut m, &b);
-            assert!(m.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x * y));
             let mut o = vec![F::ZERO; len];
             binop::<ADD>(&mut o, Some(&a), Some(&b), F::ZERO);
             assert!(o.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x + y));
