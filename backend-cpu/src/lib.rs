@@ -216,7 +216,7 @@ impl NttOps for CpuBackend {
         let mut out = try_zeroed(big * coeffs.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
         out.par_chunks_mut(big.max(1)).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| {
             ntt::bitrev_copy(&mut dst[..n], src, F::ONE);
-            ntt::bitrev_coeffs_to_evals(dst, n, &scale, &tw_fwd);
+            ntt::bitrev_coeffs_to_evals(dst, n, Some(&scale), &tw_fwd);
         });
         Ok(CpuMatrix::from_data(coeffs.width, big, out))
     }
@@ -302,14 +302,14 @@ impl ComposeOps for CpuBackend {
         }
         let s_inv_n = domain.shift.inverse().unwrap_or(F::ONE).pow(n as u64);
         let factor = |j: usize| ntt::inv_pow2(domain.log_size) * s_inv_n.pow(j as u64);
-        let scales: Vec<Vec<F>> = (0..parts).map(|j| vec![factor(j); n]).collect();
         let tw_fwd = self.twiddles.get(false);
         let mut out = try_zeroed(big * 3 * parts).map_err(failed)?;
         out.par_chunks_mut(big).enumerate().for_each(|(col, dst)| {
             let (part, coord) = (col / 3, col % 3);
             let src = raw[coord * big + lane(part)..(coord + 1) * big].iter().step_by(b);
-            dst[..n].iter_mut().zip(src).for_each(|(d, &v)| *d = v);
-            ntt::bitrev_coeffs_to_evals(dst, n, &scales[part], &tw_fwd);
+            let k = factor(part);
+            dst[..n].iter_mut().zip(src).for_each(|(d, &v)| *d = v * k);
+            ntt::bitrev_coeffs_to_evals(dst, n, None, &tw_fwd);
         });
         Ok(CpuMatrix::from_data(3 * parts, big, out))
     }

@@ -420,11 +420,11 @@ pub(crate) fn powers(shift: F, factor: F, n: usize) -> Vec<F> {
 }
 
 /// Finishes a coset evaluation: `dst[..n]` holds n coefficients in
-/// bit-reversed order; they are scaled by `scale` (see `bitrev_powers`),
-/// spread over `dst` (zero padding to dst.len() in bit-reversed order is
-/// each value repeated blowup times after the trivial layers), and
-/// transformed to natural-order evaluations.
-pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: &[F], tw_fwd: &Tables) {
+/// bit-reversed order; they are scaled by `scale` (see `bitrev_powers`;
+/// `None` when they come scaled), spread over `dst` (zero padding to
+/// dst.len() in bit-reversed order is each value repeated blowup times
+/// after the trivial layers), and transformed to natural-order evaluations.
+pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: Option<&[F]>, tw_fwd: &Tables) {
     let big = dst.len();
     let b = big / n;
     spread(dst, n, b, scale, big >= PAR_MIN);
@@ -435,27 +435,29 @@ pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: &[F], tw_fw
 /// The values at p in [hi / b, hi) land in [hi, hi b), past every value
 /// still to be read, so each such level runs in parallel, from the top
 /// down.
-fn spread(col: &mut [F], n: usize, b: usize, scale: &[F], par: bool) {
+fn spread(col: &mut [F], n: usize, b: usize, scale: Option<&[F]>, par: bool) {
     const PIECE: usize = 1 << 12;
+    let fill = |out: &mut [F], src: &[F], scale: Option<&[F]>| match scale {
+        Some(scale) => out.chunks_mut(b).zip(src).zip(scale).for_each(|((o, &v), &s)| o.fill(v * s)),
+        None => out.chunks_mut(b).zip(src).for_each(|(o, &v)| o.fill(v)),
+    };
     let mut hi = n;
     while b > 1 && hi >= b {
         let lo = hi / b;
         let (head, tail) = col.split_at_mut(hi);
-        let (src, out, scale) = (&head[lo..hi], &mut tail[..hi * (b - 1)], &scale[lo..hi]);
-        let fill = |(out, (src, scale)): (&mut [F], (&[F], &[F]))| {
-            for ((o, &v), &s) in out.chunks_mut(b).zip(src).zip(scale) {
-                o.fill(v * s);
-            }
-        };
+        let (src, out, scale) = (&head[lo..hi], &mut tail[..hi * (b - 1)], scale.map(|s| &s[lo..hi]));
         if par {
-            out.par_chunks_mut(PIECE * b).zip(src.par_chunks(PIECE).zip(scale.par_chunks(PIECE))).for_each(fill);
+            out.par_chunks_mut(PIECE * b)
+                .zip(src.par_chunks(PIECE))
+                .enumerate()
+                .for_each(|(i, (out, src))| fill(out, src, scale.map(|s| &s[i * PIECE..i * PIECE + src.len()])));
         } else {
-            fill((out, (src, scale)));
+            fill(out, src, scale);
         }
         hi = lo;
     }
     for p in (0..hi).rev() {
-        let v = col[p] * scale[p];
+        let v = scale.map_or(col[p], |s| col[p] * s[p]);
         col[p * b..(p + 1) * b].fill(v);
     }
 }
@@ -464,7 +466,7 @@ fn spread(col: &mut [F], n: usize, b: usize, scale: &[F], par: bool) {
 /// of size dst.len() whose table `scale` is `bitrev_powers(shift, 1/n, n)`.
 pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &Tables, tw_fwd: &Tables) {
     dif(&mut dst[..n], tw_inv, n >= PAR_MIN);
-    bitrev_coeffs_to_evals(dst, n, scale, tw_fwd);
+    bitrev_coeffs_to_evals(dst, n, Some(scale), tw_fwd);
 }
 
 #[cfg(test)]
