@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Keccak-f rotations on the SHF pipe or the IMAD pipe (keccak_rot.cu). On
+# the GPU machine, from the repository root:
+#   bash benches/keccak-rot/run.sh [LOG_STATES] [REPS]   (defaults 20, 16)
+# Prints each kernel's SASS instruction mix (SHF, LOP3, IMAD) and the
+# permutations per second of each variant, states compared.
+set -euo pipefail
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+ARCH=${ARCH:-sm_90}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+"$NVCC" --version | tail -1
+"$NVCC" -O3 -std=c++17 -arch="$ARCH" -Xptxas -v -cubin -o "$W/k.cubin" benches/keccak-rot/keccak_rot.cu
+/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 -c '
+import re, sys, collections
+name, counts = None, collections.Counter()
+def flush():
+    if name:
+        tot = sum(counts.values())
+        print(name[:60], "total", tot, " ".join(f"{k}={counts[k]}" for k in ("SHF", "LOP3", "IMAD", "IADD3", "MOV", "PRMT")))
+for line in sys.stdin:
+    m = re.search(r"Function : (\S+)", line)
+    if m:
+        flush(); name, counts = m.group(1), collections.Counter(); continue
+    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
+    if m:
+        counts[m.group(1)] += 1
+flush()
+'
+"$NVCC" -O3 -std=c++17 -arch="$ARCH" -o "$W/keccak_rot" benches/keccak-rot/keccak_rot.cu
+"$W/keccak_rot" "${1:-20}" "${2:-16}"
