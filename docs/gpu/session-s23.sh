@@ -22,9 +22,13 @@
 #         2^20-cycle program on the CPU: wall, peak RSS, CPU time
 #         (docs/gpu/wall.py), old and new alternated, proofs compared;
 #   kiln  that last part alone;
+#   crossover  `kiln-new prove` of the chain program at 2^18, 300,000,
+#         2^18.5 and 2^19 cycles, --backend cpu and cuda alternated, three
+#         rounds: where `auto` should switch (AUTO_GPU_MIN_CYCLES);
 #   keccak  benches/keccak-rot/run.sh: Keccak-f with its rotations on the
 #         funnel-shift or the multiply-add pipe, register caps, unrolling.
-# Run from the repository root: bash docs/gpu/session-s23.sh cuda|cpu|kiln|keccak
+# Run from the repository root:
+#   bash docs/gpu/session-s23.sh cuda|cpu|kiln|crossover|keccak
 # Logs go to $OUT.
 set -uo pipefail
 B=.gpu-run
@@ -81,6 +85,18 @@ cpu)
     ;;
 kiln)
     kiln_cpu
+    ;;
+crossover)
+    # chain with input x runs 4 x + 8 cycles.
+    for x in 65534 74998 92680 131070; do
+        for round in 1 2 3; do
+            for be in cpu cuda; do
+                log "$((4 * x + 8)) cycles, --backend $be, round $round (wall s, peak RSS kB, rc, cpu user+sys s)"
+                python3 docs/gpu/wall.py $B/kiln-new prove vm/examples/chain.kasm --input $x,3 --backend $be \
+                    --out /tmp/x.proof | tee -a "$L"
+            done
+        done
+    done
     ;;
 keccak)
     bash benches/keccak-rot/run.sh 20 16 2>&1 | grep -v "ptxas info    : \(Compile time\|Function properties\|0 bytes gmem\)" | tee -a "$L"

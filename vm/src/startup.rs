@@ -20,13 +20,14 @@ use vm::Program;
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 use vm::VmMachine;
 
-/// The smallest run (in cycles) `--backend auto` proves on a GPU. Below it
-/// the CPU finishes first: opening a device (~0.3 s) is not hidden by a
-/// short run, and small tables leave the GPU idle. On the H200 host (16
-/// cores) the whole `kiln prove` took 0.51 s on the CPU and 0.57 s on CUDA
-/// at 2^18 cycles, 0.96 s and 0.57 s at 2^19 (docs/gpu/RESULTS.md, section
-/// 6, "auto crossover"); the lines cross near 300,000.
-pub const AUTO_GPU_MIN_CYCLES: u64 = 300_000;
+/// The smallest run (in cycles) `--backend auto` proves on a GPU: one
+/// past 2^18, where the trace's padded height doubles and with it the CPU
+/// prove. Below it the CPU finishes first: opening a device (~0.3 s) is
+/// not hidden by a short run, and small tables leave the GPU idle. On the
+/// H200 host (16 cores, 46118b8) the whole `kiln prove` of the chain
+/// program took 0.425 s on the CPU and 0.441 s on CUDA at 2^18 cycles,
+/// 0.822 s and 0.466 s at 300,000 (docs/gpu/RESULTS.md, section 23).
+pub const AUTO_GPU_MIN_CYCLES: u64 = (1 << 18) + 1;
 
 /// [`AUTO_GPU_MIN_CYCLES`], or the crossover measured on this machine
 /// (`KILN_AUTO_GPU_MIN_CYCLES`).
