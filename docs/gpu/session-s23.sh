@@ -22,13 +22,17 @@
 #         2^20-cycle program on the CPU: wall, peak RSS, CPU time
 #         (docs/gpu/wall.py), old and new alternated, proofs compared;
 #   kiln  that last part alone;
+#   lde   the coset LDE 2^20 x 64 at blowups 2 and 8 beside Plonky3
+#         (`vs_plonky3 --lde 20 --only lde`, values checked), old and new
+#         alternated, two rounds; then the whole prove (`--prove 20 --only
+#         prove`), old and new, one round;
 #   crossover  `kiln-new prove` of the chain program at 2^18, 300,000,
 #         2^18.5 and 2^19 cycles, --backend cpu and cuda alternated, three
 #         rounds: where `auto` should switch (AUTO_GPU_MIN_CYCLES);
 #   keccak  benches/keccak-rot/run.sh: Keccak-f with its rotations on the
 #         funnel-shift or the multiply-add pipe, register caps, unrolling.
 # Run from the repository root:
-#   bash docs/gpu/session-s23.sh cuda|cpu|kiln|crossover|keccak
+#   bash docs/gpu/session-s23.sh cuda|cpu|kiln|lde|crossover|keccak
 # Logs go to $OUT.
 set -uo pipefail
 B=.gpu-run
@@ -85,6 +89,18 @@ cpu)
     ;;
 kiln)
     kiln_cpu
+    ;;
+lde)
+    for round in 1 2; do
+        for v in old new; do
+            log "$v round $round: vs_plonky3 --lde 20 --blowups 2,8 --only lde --reps 2"
+            $B/vs_plonky3-$v --lde 20 --blowups 2,8 --only lde --reps 2 2>&1 | grep "^|" | tee -a "$L"
+        done
+    done
+    for v in old new; do
+        log "$v: vs_plonky3 --prove 20 --only prove --reps 2"
+        $B/vs_plonky3-$v --prove 20 --only prove --reps 2 2>&1 | grep "^|" | tee -a "$L"
+    done
     ;;
 crossover)
     # chain with input x runs 4 x + 8 cycles.
