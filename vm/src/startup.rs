@@ -25,7 +25,7 @@ use vm::VmMachine;
 /// prove. Below it the CPU finishes first: opening a device (~0.3 s) is
 /// not hidden by a short run, and small tables leave the GPU idle. On the
 /// H200 host (16 cores, 46118b8) the whole `kiln prove` of the chain
-/// program took 0.425 s on the CPU and 0.441 s on CUDA at 2^18 cycles,
+/// program took 0.425 s on the CPU and 0.442 s on CUDA at 2^18 cycles,
 /// 0.822 s and 0.466 s at 300,000 (docs/gpu/RESULTS.md, section 23).
 pub const AUTO_GPU_MIN_CYCLES: u64 = (1 << 18) + 1;
 
