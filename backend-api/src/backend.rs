@@ -116,6 +116,10 @@ pub struct ComposeInputs<'a, M> {
     /// trace polynomials at `domain.point(i) * w_n` (w_n generates the
     /// trace domain). Constraints then read offsets 0 and 1 only.
     pub next: Option<NextRows<&'a M>>,
+    /// The matrices (and next rows) hold 2^log_stride rows per point of
+    /// `domain`: point i is row i << log_stride. A quotient domain read off
+    /// a larger LDE in place; 0 when they hold `domain` exactly.
+    pub log_stride: u32,
 }
 
 /// The trace's next rows on a piece of a coset (see [`ComposeInputs::next`]).
@@ -171,6 +175,7 @@ impl<'a, M> ComposeInputs<'a, M> {
             aux_values: self.aux_values,
             alpha: self.alpha,
             next: self.next.map(|n| n.map(&f)),
+            log_stride: self.log_stride,
         }
     }
 }
@@ -333,9 +338,11 @@ pub trait ComposeOps: BackendBase {
 
     /// Splits the quotient (N x 3, on `domain`) into `parts` polynomials
     /// of degree < n = 2^log_trace_height: part j holds coefficients
-    /// [j*n, (j+1)*n). Returns their evaluations on `domain`, flattened
-    /// (N x 3*parts). Fails with `ConstraintsNotSatisfied` when a
-    /// coefficient at or past parts*n is non-zero.
+    /// [j*n, (j+1)*n). Returns their evaluations on the coset of
+    /// `domain`'s shift with 2^log_out >= N points (the LDE the parts are
+    /// committed on), flattened (2^log_out x 3*parts). Fails with
+    /// `ConstraintsNotSatisfied` when a coefficient at or past parts*n is
+    /// non-zero (N > parts*n; at N = parts*n every N values interpolate).
     fn split_quotient(
         &self,
         ctx: &Ctx,
@@ -343,6 +350,7 @@ pub trait ComposeOps: BackendBase {
         domain: Coset,
         log_trace_height: u32,
         parts: usize,
+        log_out: u32,
     ) -> Result<Self::Matrix>;
 }
 

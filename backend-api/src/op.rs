@@ -48,7 +48,7 @@ pub enum Op<'a, M, T> {
     Rows { m: M, rows: Cow<'a, [usize]> },
     LogUpAux { logup: Cow<'a, LogUp>, main: M, fixed: Option<M>, z: Ext, alpha: Ext },
     Compose(Box<ComposeOp<'a, M>>),
-    SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize },
+    SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize, log_out: u32 },
     EvaluateAt { m: M, domain: Coset, points: Cow<'a, [Ext]> },
     DeepQuotient { domain: Coset, points: Vec<DeepOpPoint<'a, M>> },
     CombineColumns { m: M, weights: Cow<'a, [Ext]> },
@@ -69,6 +69,7 @@ pub struct ComposeOp<'a, M> {
     pub aux_values: Cow<'a, [Ext]>,
     pub alpha: Ext,
     pub next: Option<NextRows<M>>,
+    pub log_stride: u32,
 }
 
 /// One DEEP point (see [`DeepPoint`]).
@@ -151,6 +152,7 @@ impl<'a, M> ComposeOp<'a, M> {
             aux_values: Cow::Borrowed(i.aux_values),
             alpha: i.alpha,
             next: i.next,
+            log_stride: i.log_stride,
         }
     }
 
@@ -171,6 +173,7 @@ impl<'a, M> ComposeOp<'a, M> {
             aux_values: &self.aux_values,
             alpha: self.alpha,
             next: self.next.as_ref().map(|n| n.as_ref().map(Borrow::borrow)),
+            log_stride: self.log_stride,
         }
     }
 }
@@ -360,10 +363,15 @@ impl<'a, M, T> Op<'a, M, T> {
                 aux_values: Cow::Borrowed(&*c.aux_values),
                 alpha: c.alpha,
                 next: c.next.as_ref().map(|n| n.as_ref().try_map(&mut fm)).transpose()?,
+                log_stride: c.log_stride,
             })),
-            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
-                Op::SplitQuotient { q: fm(q)?, domain: *domain, log_trace_height: *log_trace_height, parts: *parts }
-            }
+            Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => Op::SplitQuotient {
+                q: fm(q)?,
+                domain: *domain,
+                log_trace_height: *log_trace_height,
+                parts: *parts,
+                log_out: *log_out,
+            },
             Op::EvaluateAt { m, domain, points } => {
                 Op::EvaluateAt { m: fm(m)?, domain: *domain, points: Cow::Borrowed(&**points) }
             }
@@ -438,10 +446,11 @@ impl<'a, M, T> Op<'a, M, T> {
                     aux_values: own(c.aux_values),
                     alpha: c.alpha,
                     next: c.next,
+                    log_stride: c.log_stride,
                 }))
             }
-            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
-                Op::SplitQuotient { q, domain, log_trace_height, parts }
+            Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => {
+                Op::SplitQuotient { q, domain, log_trace_height, parts, log_out }
             }
             Op::EvaluateAt { m, domain, points } => Op::EvaluateAt { m, domain, points: own(points) },
             Op::DeepQuotient { domain, points } => Op::DeepQuotient {
@@ -506,8 +515,8 @@ impl<M, T> Op<'_, M, T> {
                 Out::LogUp(m, sum)
             }
             Op::Compose(c) => Out::Matrix(b.compose(ctx, &c.inputs())?),
-            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
-                Out::Matrix(b.split_quotient(ctx, q.borrow(), *domain, *log_trace_height, *parts)?)
+            Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => {
+                Out::Matrix(b.split_quotient(ctx, q.borrow(), *domain, *log_trace_height, *parts, *log_out)?)
             }
             Op::EvaluateAt { m, domain, points } => Out::Values(b.evaluate_at(ctx, m.borrow(), *domain, points)?),
             Op::DeepQuotient { domain, points } => {
@@ -548,8 +557,8 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 validate::logup_aux(&LogUpInputs { logup, main, fixed: fixed.as_ref(), z: *z, alpha: *alpha })
             }
             Op::Compose(c) => validate::compose(&c.inputs::<M>()),
-            Op::SplitQuotient { q, domain, log_trace_height, parts } => {
-                validate::split_quotient(q, *domain, *log_trace_height, *parts)
+            Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => {
+                validate::split_quotient(q, *domain, *log_trace_height, *parts, *log_out)
             }
             Op::EvaluateAt { m, domain, .. } => validate::evaluate_at(m, *domain),
             Op::DeepQuotient { domain, points } => {
@@ -594,7 +603,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 inputs + matrix_bytes(main.height() as u64, 3 * logup.aux_width() as u64)
             }
             Op::Compose(c) => inputs + 2 * ext_column(c.main.height()),
-            Op::SplitQuotient { q, parts, .. } => 2 * inputs + matrix_bytes(q.height() as u64, 3 * *parts as u64),
+            Op::SplitQuotient { parts, log_out, .. } => {
+                2 * inputs + matrix_bytes(1u64.checked_shl(*log_out).unwrap_or(u64::MAX), 3 * *parts as u64)
+            }
             Op::EvaluateAt { m, .. } => inputs + ext_column(m.height()),
             Op::DeepQuotient { domain, .. } => {
                 inputs + 2 * matrix_bytes(1u64.checked_shl(domain.log_size).unwrap_or(u64::MAX), 3)
@@ -642,9 +653,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                     ..TableDims::matrix(log_n, c.domain.log_size.saturating_sub(log_n), c.main.width())
                 }
             }
-            Op::SplitQuotient { domain, log_trace_height, parts, .. } => TableDims {
+            Op::SplitQuotient { log_trace_height, parts, log_out, .. } => TableDims {
                 parts: *parts as u64,
-                ..TableDims::matrix(*log_trace_height, domain.log_size.saturating_sub(*log_trace_height), 0)
+                ..TableDims::matrix(*log_trace_height, log_out.saturating_sub(*log_trace_height), 0)
             },
             Op::DeepQuotient { domain, points } => {
                 let width = points.iter().map(|p| p.columns.iter().map(|c| c.matrix.width()).sum::<usize>()).max();
@@ -776,7 +787,7 @@ mod tests {
         assert_eq!(stage_alloc(lde.stage(), &lde.dims()).output, matrix_bytes(1 << 10, 5));
         let q = S(1 << 10, 3);
         let split: Op<&S, &T> =
-            Op::SplitQuotient { q: &q, domain: Coset::new(10, F::ONE), log_trace_height: 8, parts: 2 };
+            Op::SplitQuotient { q: &q, domain: Coset::new(10, F::ONE), log_trace_height: 8, parts: 2, log_out: 10 };
         assert_eq!(split.dims(), TableDims { parts: 2, ..TableDims::matrix(8, 2, 0) });
         assert_eq!(stage_alloc(split.stage(), &split.dims()).output, matrix_bytes(1 << 10, 6));
     }

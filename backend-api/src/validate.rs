@@ -171,12 +171,16 @@ pub fn compose<M: DeviceMatrix>(i: &ComposeInputs<M>) -> Result<()> {
         }
         None => {}
     }
-    compose_matrices(i.fixed, i.main, i.aux, i.constraints, i.domain.size())?;
+    if i.log_stride > MAX_LOG_BLOWUP {
+        return Err(err(stage, format!("a stride of 2^{} rows is past the largest blowup", i.log_stride)));
+    }
+    let rows = i.domain.size() << i.log_stride;
+    compose_matrices(i.fixed, i.main, i.aux, i.constraints, rows)?;
     if let Some(next) = i.next {
         if next.fixed.is_some() != i.fixed.is_some() || next.aux.is_some() != i.aux.is_some() {
             return Err(err(stage, "the next rows name other matrices than the rows".into()));
         }
-        compose_matrices(next.fixed, next.main, next.aux, i.constraints, i.domain.size())?;
+        compose_matrices(next.fixed, next.main, next.aux, i.constraints, rows)?;
     }
     let l = &i.constraints.layout;
     let counts = [
@@ -257,7 +261,13 @@ pub fn fold_coeffs<M: DeviceMatrix>(m: &M, log_fold: u32) -> Result<()> {
     Ok(())
 }
 
-pub fn split_quotient<M: DeviceMatrix>(q: &M, d: Coset, log_trace_height: u32, parts: usize) -> Result<()> {
+pub fn split_quotient<M: DeviceMatrix>(
+    q: &M,
+    d: Coset,
+    log_trace_height: u32,
+    parts: usize,
+    log_out: u32,
+) -> Result<()> {
     let stage = Stage::QuotientSplit;
     domain(stage, &d)?;
     let domain = d;
@@ -269,6 +279,15 @@ pub fn split_quotient<M: DeviceMatrix>(q: &M, d: Coset, log_trace_height: u32, p
         return Err(err(
             stage,
             format!("{parts} parts of 2^{log_trace_height} do not fit a domain of {}", domain.size()),
+        ));
+    }
+    if log_out < domain.log_size || log_out > TWO_ADICITY {
+        return Err(err(
+            stage,
+            format!(
+                "parts of 2^{log_trace_height} from a domain of 2^{} cannot go to 2^{log_out} points",
+                domain.log_size
+            ),
         ));
     }
     Ok(())

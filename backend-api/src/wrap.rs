@@ -231,8 +231,9 @@ impl<H: OpHook> ComposeOps for H {
         domain: Coset,
         log_trace_height: u32,
         parts: usize,
+        log_out: u32,
     ) -> Result<H::Matrix> {
-        matrix(self, ctx, Op::SplitQuotient { q, domain, log_trace_height, parts })
+        matrix(self, ctx, Op::SplitQuotient { q, domain, log_trace_height, parts, log_out })
     }
 }
 

@@ -396,7 +396,9 @@ impl Scratch {
     }
 }
 
-fn run_chunk(p: &Program, s: &mut Scratch, r0: usize, len: usize, big: usize) {
+/// Rows r0.. of the domain (`big` points), whose point r is row r << ls of
+/// the matrices.
+fn run_chunk(p: &Program, s: &mut Scratch, r0: usize, len: usize, big: usize, ls: u32) {
     for d in 0..4 {
         if p.used[d] {
             s.acc[d][..len].fill(p.const_acc[d]);
@@ -405,17 +407,22 @@ fn run_chunk(p: &Program, s: &mut Scratch, r0: usize, len: usize, big: usize) {
     let mask = big - 1;
     for ins in &p.instrs {
         match *ins {
-            Instr::LoadBase { out, col, shift } => {
+            Instr::LoadBase { out, col, shift } if ls == 0 => {
                 let dst = &mut s.base[out][..len];
                 let start = (r0 + shift) & mask;
                 let first = len.min(big - start);
                 dst[..first].copy_from_slice(&col[start..start + first]);
                 dst[first..].copy_from_slice(&col[..len - first]);
             }
+            Instr::LoadBase { out, col, shift } => {
+                for (t, d) in s.base[out][..len].iter_mut().enumerate() {
+                    *d = col[((r0 + shift + t) & mask) << ls];
+                }
+            }
             Instr::LoadExt { out, cols, shift } => {
                 let dst = &mut s.ext[out][..len];
                 for (t, e) in dst.iter_mut().enumerate() {
-                    let r = (r0 + shift + t) & mask;
+                    let r = ((r0 + shift + t) & mask) << ls;
                     *e = Ext([cols[0][r], cols[1][r], cols[2][r]]);
                 }
             }
@@ -516,7 +523,7 @@ pub(crate) fn compose(i: &ComposeInputs<CpuMatrix>) -> Result<CpuMatrix> {
         |s, (ci, ((c0, c1), c2))| {
             let r0 = ci * chunk;
             let len = c0.len();
-            run_chunk(&prog, s, r0, len, big);
+            run_chunk(&prog, s, r0, len, big, i.log_stride);
             let mut x = shift * g.pow(r0 as u64);
             for v in &mut s.xs[..len] {
                 *v = x;

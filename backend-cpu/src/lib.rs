@@ -279,9 +279,10 @@ impl ComposeOps for CpuBackend {
         domain: Coset,
         log_trace_height: u32,
         parts: usize,
+        log_out: u32,
     ) -> Result<CpuMatrix> {
-        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
-        let (big, n) = (domain.size(), 1usize << log_trace_height);
+        validate::split_quotient(quotient, domain, log_trace_height, parts, log_out)?;
+        let (big, n, out_rows) = (domain.size(), 1usize << log_trace_height, 1usize << log_out);
         let (log_b, b) = (domain.log_size - log_trace_height, big / n);
         let failed = |e: AllocFailed| e.at(Stage::QuotientSplit, ctx);
         // DIF with the inverse table on the evaluations (in place on a
@@ -305,15 +306,15 @@ impl ComposeOps for CpuBackend {
         let s_inv_n = domain.shift.inverse().unwrap_or(F::ONE).pow(n as u64);
         let factor = |j: usize| ntt::inv_pow2(domain.log_size) * s_inv_n.pow(j as u64);
         let tw_fwd = self.twiddles.get(false);
-        let mut out = try_zeroed(big * 3 * parts).map_err(failed)?;
-        out.par_chunks_mut(big).enumerate().for_each(|(col, dst)| {
+        let mut out = try_zeroed(out_rows * 3 * parts).map_err(failed)?;
+        out.par_chunks_mut(out_rows).enumerate().for_each(|(col, dst)| {
             let (part, coord) = (col / 3, col % 3);
             let src = raw[coord * big + lane(part)..(coord + 1) * big].iter().step_by(b);
             let k = factor(part);
             dst[..n].iter_mut().zip(src).for_each(|(d, &v)| *d = v * k);
             ntt::bitrev_coeffs_to_evals(dst, n, None, &tw_fwd);
         });
-        Ok(CpuMatrix::from_data(3 * parts, big, out))
+        Ok(CpuMatrix::from_data(3 * parts, out_rows, out))
     }
 }
 

@@ -74,6 +74,7 @@ impl Case {
             aux_values: &self.aux_values,
             alpha: self.alpha,
             next: None,
+            log_stride: 0,
         }
     }
 
@@ -113,6 +114,22 @@ impl Case {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// On every 2^s-th row of a larger coset, read in place, composition
+    /// gives what it gives there on the whole coset.
+    #[test]
+    fn compose_with_a_stride_reads_every_strided_row(seed: u64, log_n in 0u32..=6, log_blowup in 1u32..=3, s in 1u32..=3) {
+        let s = s.min(log_blowup);
+        let c = Case::new(seed, log_n, log_blowup);
+        let b = CpuBackend::new();
+        let whole = b.compose(&CTX, &c.inputs()).unwrap();
+        let sub = Coset::new(c.domain.log_size - s, c.domain.shift);
+        let strided = b.compose(&CTX, &ComposeInputs { domain: sub, log_stride: s, ..c.inputs() }).unwrap();
+        prop_assert_eq!(strided.height(), sub.size());
+        for i in 0..sub.size() {
+            prop_assert_eq!(strided.get_ext(i, 0), whole.get_ext(i << s, 0));
+        }
+    }
 
     #[test]
     fn compose_matches_direct_evaluation(seed: u64, log_n in 0u32..=6, log_blowup in 1u32..=3) {
@@ -159,4 +176,10 @@ fn compose_rejects_malformed_systems_and_domains() {
     let mut bad = Case::new(1, 3, 1);
     bad.main = rand_matrix(&mut rng(2), 2, 16);
     assert!(matches!(b.compose(&CTX, &bad.inputs()), Err(BackendError::InvalidInput { stage: Stage::Compose, .. })));
+    // A stride needs matrices 2^s times the domain's height, and at most
+    // the largest blowup.
+    for s in [1, 5] {
+        let strided = ComposeInputs { log_stride: s, ..c.inputs() };
+        assert!(matches!(b.compose(&CTX, &strided), Err(BackendError::InvalidInput { stage: Stage::Compose, .. })));
+    }
 }

@@ -49,15 +49,21 @@ fn quotient_and_deep_reject_bad_shapes() {
     let b = CpuBackend::new();
     let d16 = Coset::new(4, GENERATOR);
     let q = rand_matrix(&mut rng(1), 3, 16);
-    invalid(b.split_quotient(&CTX, &rand_matrix(&mut rng(1), 2, 16), d16, 2, 2), Stage::QuotientSplit);
-    invalid(b.split_quotient(&CTX, &q, Coset::new(5, GENERATOR), 2, 2), Stage::QuotientSplit);
-    invalid(b.split_quotient(&CTX, &q, d16, 2, 5), Stage::QuotientSplit);
-    invalid(b.split_quotient(&CTX, &q, d16, 2, 0), Stage::QuotientSplit);
-    invalid(b.split_quotient(&CTX, &q, d16, 5, 1), Stage::QuotientSplit);
-    invalid(b.split_quotient(&CTX, &q, d16, 1, usize::MAX / 2 + 1), Stage::QuotientSplit);
+    invalid(b.split_quotient(&CTX, &rand_matrix(&mut rng(1), 2, 16), d16, 2, 2, d16.log_size), Stage::QuotientSplit);
+    invalid(
+        b.split_quotient(&CTX, &q, Coset::new(5, GENERATOR), 2, 2, Coset::new(5, GENERATOR).log_size),
+        Stage::QuotientSplit,
+    );
+    invalid(b.split_quotient(&CTX, &q, d16, 2, 5, d16.log_size), Stage::QuotientSplit);
+    invalid(b.split_quotient(&CTX, &q, d16, 2, 0, d16.log_size), Stage::QuotientSplit);
+    // Parts go out to at least the quotient's own domain, within the field.
+    invalid(b.split_quotient(&CTX, &q, d16, 2, 2, 3), Stage::QuotientSplit);
+    invalid(b.split_quotient(&CTX, &q, d16, 2, 2, 33), Stage::QuotientSplit);
+    invalid(b.split_quotient(&CTX, &q, d16, 5, 1, d16.log_size), Stage::QuotientSplit);
+    invalid(b.split_quotient(&CTX, &q, d16, 1, usize::MAX / 2 + 1, d16.log_size), Stage::QuotientSplit);
     // Public-field domains that would overflow or divide by zero.
     let huge = Coset { log_size: 64, shift: GENERATOR };
-    invalid(b.split_quotient(&CTX, &q, huge, 2, 2), Stage::QuotientSplit);
+    invalid(b.split_quotient(&CTX, &q, huge, 2, 2, huge.log_size), Stage::QuotientSplit);
     invalid(b.evaluate_at(&CTX, &q, huge, &[Ext::ONE]), Stage::OutOfDomain);
     invalid(b.evaluate_at(&CTX, &q, Coset { log_size: 4, shift: F::ZERO }, &[Ext::ONE]), Stage::OutOfDomain);
     invalid(b.evaluate_at(&CTX, &q, Coset::new(3, GENERATOR), &[Ext::ONE]), Stage::OutOfDomain);

@@ -90,18 +90,27 @@ proptest! {
     }
 
     #[test]
-    fn split_quotient_recombines(seed: u64, log_n in 0u32..=5, log_blowup in 1u32..=3, parts_log in 0u32..=3) {
+    fn split_quotient_recombines(
+        seed: u64,
+        log_n in 0u32..=5,
+        log_blowup in 1u32..=3,
+        parts_log in 0u32..=3,
+        log_extend in 0u32..=3,
+    ) {
         let parts_log = parts_log.min(log_blowup);
         let parts = 1usize << parts_log;
         let b = CpuBackend::new();
         let mut r = rng(seed);
         let n = 1usize << log_n;
         let domain = Coset::new(log_n + log_blowup, GENERATOR * rand_f(&mut r));
+        // The parts go out to a coset up to 8 times larger (at most 2^4 n).
+        let out = Coset::new((domain.log_size + log_extend).min(log_n + 4), domain.shift);
         let coeffs = rand_ext_poly(&mut r, parts * n);
         let q = ext_poly_on(&coeffs, &domain);
-        let split = b.split_quotient(&CTX, &q, domain, log_n, parts).unwrap();
-        prop_assert_eq!((split.height(), split.width()), (domain.size(), 3 * parts));
-        for (i, x) in domain.points().into_iter().enumerate() {
+        let split = b.split_quotient(&CTX, &q, domain, log_n, parts, out.log_size).unwrap();
+        prop_assert_eq!((split.height(), split.width()), (out.size(), 3 * parts));
+        let q = ext_poly_on(&coeffs, &out);
+        for (i, x) in out.points().into_iter().enumerate() {
             // Each part is the expected coefficient slice...
             for j in 0..parts {
                 for (c, co) in coeffs.iter().enumerate() {
@@ -131,7 +140,7 @@ proptest! {
             }
         }
         let q = ext_poly_on(&coeffs, &domain);
-        let err = b.split_quotient(&CTX, &q, domain, log_n, parts).unwrap_err();
+        let err = b.split_quotient(&CTX, &q, domain, log_n, parts, domain.log_size).unwrap_err();
         prop_assert_eq!(err, BackendError::ConstraintsNotSatisfied { table: "test".into(), bound: parts * n });
     }
 }
@@ -173,7 +182,7 @@ fn split_quotient_with_large_blowup() {
         let domain = Coset::new(log_big, GENERATOR);
         let coeffs = rand_ext_poly(&mut r, parts * n);
         let q = ext_poly_on(&coeffs, &domain);
-        let split = b.split_quotient(&CTX, &q, domain, log_n, parts).unwrap();
+        let split = b.split_quotient(&CTX, &q, domain, log_n, parts, domain.log_size).unwrap();
         assert_eq!(split.width(), 3 * parts);
         for i in (0..domain.size()).step_by(997).chain([domain.size() - 1]) {
             let x = domain.point(i);

@@ -158,6 +158,7 @@ fn main() -> Result<()> {
         aux_values: &[],
         alpha: Ext::new(F::new(5), F::new(6), F::new(7)),
         next: None,
+        log_stride: 0,
     };
     let t = std::time::Instant::now();
     gpu.compose(&ctx, &inputs)?;
@@ -170,7 +171,7 @@ fn main() -> Result<()> {
         8.0 * (cw << (log_n + 2)) as f64 + 24.0 * (4usize << log_n) as f64,
     );
     let q = gpu.coset_lde(&ctx, &gpu.upload(&ctx, &random(3, 2 << log_n, 4))?, 1, GENERATOR)?;
-    let ms = median(&gpu, |g| g.split_quotient(&ctx, &q, cdomain, log_n, 2))?;
+    let ms = median(&gpu, |g| g.split_quotient(&ctx, &q, cdomain, log_n, 2, cdomain.log_size))?;
     report(&format!("split_quotient 2^{} into 2", log_n + 2), ms, 24.0 * (4usize << log_n) as f64 * 4.0);
     for hash in HashKind::ALL {
         let t = std::time::Instant::now();

@@ -102,8 +102,8 @@ fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[us
          const u64* __restrict__ fixm, const u64* __restrict__ mainn, const u64* __restrict__ auxn,\n\
          const u64* __restrict__ fixn, const u64* __restrict__ cst, const u64* __restrict__ zinv_all,\n\
          const u64* __restrict__ tw, u64* out, u64 log_big, u64 log_blowup, u64 nb, u64 shift, u64 tw_log,\n\
-         u64 g_inv) {\n\
-         const u64 N = 1ull << log_big;\n const u64 mask = N - 1;\n\
+         u64 g_inv, u64 log_stride) {\n\
+         const u64 N = 1ull << log_big;\n const u64 mask = N - 1;\n const u64 NM = N << log_stride;\n\
          const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
          const u64 B = 1ull << log_blowup;\n",
     );
@@ -178,7 +178,10 @@ fn emit_nodes(
 ) {
     let is_base = &a.is_base;
     let matrix = |name: &str, offset: u32| format!("{name}{}", if offset == 0 { 'm' } else { 'n' });
-    let row = |offset: u32| if offset == 0 { "i".to_string() } else { format!("((i + {offset}ull * nb) & mask)") };
+    let row = |offset: u32| match offset {
+        0 => "(i << log_stride)".to_string(),
+        _ => format!("(((i + {offset}ull * nb) & mask) << log_stride)"),
+    };
     for (idx, node) in cs.nodes.iter().enumerate() {
         if !live[idx] {
             continue;
@@ -197,13 +200,13 @@ fn emit_nodes(
         let expr = match *node {
             Node::Leaf(Leaf::Const(v)) => format!("{}ull", v.value()),
             Node::Leaf(Leaf::Main { col, offset }) => {
-                format!("{}[{col}ull * N + {}]", matrix("main", offset), row(offset))
+                format!("{}[{col}ull * NM + {}]", matrix("main", offset), row(offset))
             }
             Node::Leaf(Leaf::Fixed { col, offset }) => {
-                format!("{}[{col}ull * N + {}]", matrix("fix", offset), row(offset))
+                format!("{}[{col}ull * NM + {}]", matrix("fix", offset), row(offset))
             }
             Node::Leaf(Leaf::Aux { col, offset }) => {
-                format!("e_load({} + {}ull * N, N, {})", matrix("aux", offset), 3 * col as u64, row(offset))
+                format!("e_load({} + {}ull * NM, NM, {})", matrix("aux", offset), 3 * col as u64, row(offset))
             }
             Node::Leaf(Leaf::Challenge(k)) => {
                 let o = cl.challenges + 3 * k as usize;

@@ -97,6 +97,7 @@ impl ComposeOps for CudaBackend {
             shift.value(),
             tw.log as u64,
             g_inv.value(),
+            inputs.log_stride as u64,
         ];
         let mut bufs = vec![main, next.0, &cst_b, &zinv_b, &tw.fwd, &out];
         bufs.extend(aux.into_iter().chain(fixed).chain(next.1).chain(next.2));
@@ -129,26 +130,26 @@ impl ComposeOps for CudaBackend {
         domain: Coset,
         log_trace_height: u32,
         parts: usize,
+        log_out: u32,
     ) -> Result<CudaMatrix> {
         let stage = Stage::QuotientSplit;
-        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
-        let d =
-            TableDims { parts: parts as u64, ..Self::dims(log_trace_height, domain.log_size - log_trace_height, 0) };
+        validate::split_quotient(quotient, domain, log_trace_height, parts, log_out)?;
+        let d = TableDims { parts: parts as u64, ..Self::dims(log_trace_height, log_out - log_trace_height, 0) };
         let _permit = self.admit(stage, ctx, d)?;
         let mut s = self.scope(stage, ctx)?;
         let log_big = domain.log_size;
-        let big = domain.size();
+        let (big, out_rows) = (domain.size(), 1usize << log_out);
         let n = 1usize << log_trace_height;
-        let tw = self.twiddles(&mut s, log_big)?;
+        let tw = self.twiddles(&mut s, log_out)?;
         let coeffs = s.alloc(big * 3)?;
         ntt::natural(&mut s, &tw, true, log_big, 3, &quotient.buf, big as u64, &coeffs, big as u64)?;
         let bound = parts * n;
         if bound < big && Self::any_nonzero_tail(&mut s, &coeffs, big, bound)? {
             return Err(BackendError::ConstraintsNotSatisfied { table: ctx.table.to_string(), bound });
         }
-        let out = s.alloc(big * 3 * parts)?;
+        let out = s.alloc(out_rows * 3 * parts)?;
         let shift_inv = domain.shift.inverse().ok_or_else(|| BackendError::invalid(stage, "coset shift is zero"))?;
-        let log_blowup = log_big - log_trace_height;
+        let log_blowup = log_out - log_trace_height;
         for j in 0..parts {
             let load = Load {
                 ptr: coeffs.at(j * n),
@@ -162,10 +163,11 @@ impl ComposeOps for CudaBackend {
                 scale: shift_inv.pow((j * n) as u64),
             };
             let from = if self.skip_zero_levels { log_blowup } else { 0 };
-            let (dst, touches) = (out.at(3 * j * big), Touches(&[&coeffs, &out]));
-            ntt::run(&mut s, touches, &tw, false, false, log_big, from, log_big, 3, load, dst, big as u64, F::ONE)?;
+            let (dst, touches) = (out.at(3 * j * out_rows), Touches(&[&coeffs, &out]));
+            let rows = out_rows as u64;
+            ntt::run(&mut s, touches, &tw, false, false, log_out, from, log_out, 3, load, dst, rows, F::ONE)?;
         }
-        Ok(Self::matrix(out, big, 3 * parts))
+        Ok(Self::matrix(out, out_rows, 3 * parts))
     }
 }
 

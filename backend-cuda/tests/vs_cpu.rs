@@ -337,6 +337,7 @@ fn compose_and_split_match() {
                     aux_values: &aux_values,
                     alpha,
                     next: None,
+                    log_stride: 0,
                 };
                 $b.download(&ctx(), &$b.compose(&ctx(), &i).unwrap()).unwrap()
             }};
@@ -358,16 +359,24 @@ fn compose_and_split_match() {
                 )
                 .unwrap();
             let cpu = fresh_cpu();
-            let g = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts).unwrap();
-            let c = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts).unwrap();
+            let g = gpu
+                .split_quotient(&ctx(), &gpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts, domain.log_size)
+                .unwrap();
+            let c = cpu
+                .split_quotient(&ctx(), &cpu.upload(&ctx(), &q).unwrap(), domain, log_n, parts, domain.log_size)
+                .unwrap();
             same!(
                 gpu.download(&ctx(), &g).unwrap(),
                 cpu.download(&ctx(), &c).unwrap(),
                 format!("split 2^{log_n} parts {parts}")
             );
             let noise = random_matrix(&mut r, 3, big);
-            let ge = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts).err();
-            let ce = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts).err();
+            let ge = gpu
+                .split_quotient(&ctx(), &gpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts, domain.log_size)
+                .err();
+            let ce = cpu
+                .split_quotient(&ctx(), &cpu.upload(&ctx(), &noise).unwrap(), domain, log_n, parts, domain.log_size)
+                .err();
             assert_eq!(ge, ce, "split error 2^{log_n} parts {parts}");
             assert!(matches!(ge, Some(BackendError::ConstraintsNotSatisfied { .. })));
         }

@@ -106,13 +106,14 @@ pub(crate) fn emit_nodes(
 }
 
 /// A trace leaf read through the readers `ld_main`, `ld_fix` and `ld_aux`
-/// at row `(i + offset * B) & mask`, or (a piece given its next rows) past
-/// offset 0 through `ld_mainn`, `ld_fixn` and `ld_auxn` at row i.
+/// at point `(i + offset * B) & mask`, or (a piece given its next rows) past
+/// offset 0 through `ld_mainn`, `ld_fixn` and `ld_auxn` at point i; point
+/// i is row i << log_stride of the matrices.
 fn trace_leaf(l: Leaf, next: bool) -> Option<String> {
     let read = |name: &str, col: u32, offset: u32| match offset {
-        0 => format!("ld_{name}({col}u, i)"),
-        _ if next => format!("ld_{name}n({col}u, i)"),
-        _ => format!("ld_{name}({col}u, (i + {offset}u * bl) & mask)"),
+        0 => format!("ld_{name}({col}u, i << pc.log_stride)"),
+        _ if next => format!("ld_{name}n({col}u, i << pc.log_stride)"),
+        _ => format!("ld_{name}({col}u, ((i + {offset}u * bl) & mask) << pc.log_stride)"),
     };
     Some(match l {
         Leaf::Main { col, offset } => read("main", col, offset),
@@ -159,6 +160,7 @@ const COMPOSE_PC: &str = "struct Pc {
     log_big: u32,
     log_blowup: u32,
     tw_log: u32,
+    log_stride: u32,
     shift: vec2<u32>,
     g_inv: vec2<u32>,
 }
@@ -388,7 +390,7 @@ impl WgpuBackend {
         let dims = |m: Option<&WgpuMatrix>| m.map_or([0, 1], |m| [m.height as u32, m.cpb as u32]);
         let mut pc: Vec<u32> = [dims(Some(inputs.main)), dims(inputs.aux), dims(inputs.fixed)].concat();
         pc.extend([log_big, log_blowup, tw.log]);
-        pc.push(0); // vec2 alignment
+        pc.push(inputs.log_stride); // also aligns the vec2 after it
         pc.extend(words(shift.value()));
         pc.extend(words(g_inv.value()));
         let mut bufs: Vec<&wgpu::Buffer> = inputs.main.buffers().collect();

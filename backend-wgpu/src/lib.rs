@@ -414,8 +414,9 @@ impl ComposeOps for WgpuBackend {
         domain: Coset,
         log_trace_height: u32,
         parts: usize,
+        log_out: u32,
     ) -> Result<WgpuMatrix> {
-        self.split(ctx, quotient, domain, log_trace_height, parts)
+        self.split(ctx, quotient, domain, log_trace_height, parts, log_out)
     }
 }
 

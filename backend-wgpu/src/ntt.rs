@@ -483,18 +483,19 @@ impl WgpuBackend {
         domain: Coset,
         log_trace_height: u32,
         parts: usize,
+        log_out: u32,
     ) -> Result<WgpuMatrix> {
         let stage = Stage::QuotientSplit;
-        validate::split_quotient(quotient, domain, log_trace_height, parts)?;
+        validate::split_quotient(quotient, domain, log_trace_height, parts, log_out)?;
         let log_big = domain.log_size;
         let d = backend_api::memory::TableDims {
             parts: parts as u64,
-            ..Self::dims(log_trace_height, log_big - log_trace_height, 0)
+            ..Self::dims(log_trace_height, log_out - log_trace_height, 0)
         };
         let _permit = self.admit(stage, ctx, d)?;
         let big = domain.size();
         let n = 1usize << log_trace_height;
-        let tw = self.twiddles(stage, ctx, log_big)?;
+        let tw = self.twiddles(stage, ctx, log_out)?;
         let qbuf = quotient.single(&self.dev, stage, ctx)?;
         let coeffs = self.alloc_matrix(stage, ctx, big, 3)?;
         let cbuf = coeffs.single(&self.dev, stage, ctx)?;
@@ -522,13 +523,13 @@ impl WgpuBackend {
             }
             job = self.dev.job(stage, ctx);
         }
-        let out = self.alloc_matrix(stage, ctx, big, 3 * parts)?;
+        let out = self.alloc_matrix(stage, ctx, 1 << log_out, 3 * parts)?;
         let s_inv = domain.shift.inverse().ok_or_else(|| invalid(stage, "coset shift is zero"))?;
         for j in 0..parts {
             for coord in 0..3 {
                 let (dst, dst_base) = out.locate(3 * j + coord);
                 let r = Run {
-                    log_n: log_big,
+                    log_n: log_out,
                     cols: 1,
                     load: Load::Expand {
                         src: cbuf,

@@ -102,6 +102,7 @@ fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
         aux_values: &[],
         alpha,
         next: None,
+        log_stride: 0,
     };
     bench(&mut g, "compose cubic 2^18 x 64", lde_bytes, &mut || drop(b.compose(&ctx, &inputs).unwrap()));
     let q = b.compose(&ctx, &inputs).unwrap();
@@ -109,7 +110,7 @@ fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
     // and no coefficient is left over to fail the degree check.
     let parts = 1 << LOG_BLOWUP;
     bench(&mut g, "split_quotient 2^18 into 4", 24 << log_big, &mut || {
-        drop(b.split_quotient(&ctx, &q, dom, LOG_N, parts).unwrap())
+        drop(b.split_quotient(&ctx, &q, dom, LOG_N, parts, dom.log_size).unwrap())
     });
 
     let perm = Permutation::default();

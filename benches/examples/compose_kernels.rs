@@ -101,6 +101,7 @@ fn run() -> Result<(), String> {
                 aux_values: &aux_values,
                 alpha: ext(seed + 40),
                 next: None,
+                log_stride: 0,
             };
             times.push(median(gpu, |g| g.compose(&ctx, &inputs).map(drop)).map_err(|e| e.to_string())?);
             let q = gpu.compose(&ctx, &inputs).map_err(|e| e.to_string())?;

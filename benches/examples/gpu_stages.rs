@@ -73,10 +73,11 @@ fn stages<B: Backend>(b: &B, sync: &dyn Fn(), log_n: u32, width: usize, t: &mut 
         aux_values: &[],
         alpha: ext(1),
         next: None,
+        log_stride: 0,
     };
     let q = time(t, "compose cubic", sync, || b.compose(&ctx, &inputs)).map_err(e)?;
     // Two parts fill the blowup-2 domain: no degree check, every part evaluated.
-    time(t, "split_quotient 2", sync, || b.split_quotient(&ctx, &q, dom, log_n, 2)).map_err(e)?;
+    time(t, "split_quotient 2", sync, || b.split_quotient(&ctx, &q, dom, log_n, 2, dom.log_size)).map_err(e)?;
     let perm = Permutation::default();
     let logup = perm.tables()[0].logup().ok_or("the permutation table has a bus")?;
     let pm = b.upload(&ctx, &random_matrix(log_n, logup.eval.layout.main_width, 2)).map_err(e)?;

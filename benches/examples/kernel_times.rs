@@ -41,7 +41,7 @@ fn main() {
         let low = b.upload(&ctx, &random_matrix(log_big - 2, 3, 2)).unwrap();
         let q = b.coset_lde(&ctx, &low, 2, GENERATOR).unwrap();
         let dom = Coset::new(log_big, GENERATOR);
-        let t = best(reps, || b.split_quotient(&ctx, &q, dom, log_big - 4, 4).unwrap());
+        let t = best(reps, || b.split_quotient(&ctx, &q, dom, log_big - 4, 4, dom.log_size).unwrap());
         println!("split_quot  {t:9.2} ms");
     }
     let domain = Coset::new(log_n + log_blowup, GENERATOR);

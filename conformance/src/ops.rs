@@ -457,52 +457,62 @@ impl<B: Backend> Checker<'_, B> {
                     if big * width > self.lde_cap() {
                         continue;
                     }
-                    self.case(format!("compose {name}"), rows_label(1 << log_n), format!("x{}", 1 << lb), |c, r| {
-                        let fixed = (l.fixed_width > 0).then(|| rand_matrix(r, l.fixed_width, big));
-                        let main = rand_matrix(r, l.main_width, big);
-                        let aux = (l.aux_width > 0).then(|| rand_matrix(r, 3 * l.aux_width, big));
-                        let challenges = rand_exts(r, l.num_challenges);
-                        let publics = rand_felts(r, l.num_public);
-                        let aux_values = rand_exts(r, l.num_aux_values);
-                        let alpha = rand_ext(r);
-                        let domain = Coset::new(log_n + lb, GENERATOR);
-                        let (gm, cmm) = c.up(&main)?;
-                        let gf = fixed.as_ref().map(|m| c.up(m)).transpose()?;
-                        let ga = aux.as_ref().map(|m| c.up(m)).transpose()?;
-                        let got = c.b.compose(
-                            &CTX,
-                            &ComposeInputs {
-                                constraints: &cs,
-                                fixed: gf.as_ref().map(|p| &p.0),
-                                main: &gm,
-                                aux: ga.as_ref().map(|p| &p.0),
-                                log_trace_height: log_n,
-                                domain,
-                                challenges: &challenges,
-                                publics: &publics,
-                                aux_values: &aux_values,
-                                alpha,
-                                next: None,
-                            },
-                        );
-                        let want = c.cpu.compose(
-                            &CTX,
-                            &ComposeInputs {
-                                constraints: &cs,
-                                fixed: gf.as_ref().map(|p| &p.1),
-                                main: &cmm,
-                                aux: ga.as_ref().map(|p| &p.1),
-                                log_trace_height: log_n,
-                                domain,
-                                challenges: &challenges,
-                                publics: &publics,
-                                aux_values: &aux_values,
-                                alpha,
-                                next: None,
-                            },
-                        );
-                        c.same_matrix(got, want).map(drop)
-                    });
+                    // On the whole LDE, and on its quotient domains: every
+                    // 2^s-th row, read in place.
+                    for s in [0, 1, lb].into_iter().filter(|&s| s <= lb).collect::<std::collections::BTreeSet<_>>() {
+                        let shape = match s {
+                            0 => format!("x{}", 1 << lb),
+                            _ => format!("x{}, rows {} apart", 1 << lb, 1 << s),
+                        };
+                        self.case(format!("compose {name}"), rows_label(1 << log_n), shape, |c, r| {
+                            let fixed = (l.fixed_width > 0).then(|| rand_matrix(r, l.fixed_width, big));
+                            let main = rand_matrix(r, l.main_width, big);
+                            let aux = (l.aux_width > 0).then(|| rand_matrix(r, 3 * l.aux_width, big));
+                            let challenges = rand_exts(r, l.num_challenges);
+                            let publics = rand_felts(r, l.num_public);
+                            let aux_values = rand_exts(r, l.num_aux_values);
+                            let alpha = rand_ext(r);
+                            let domain = Coset::new(log_n + lb - s, GENERATOR);
+                            let (gm, cmm) = c.up(&main)?;
+                            let gf = fixed.as_ref().map(|m| c.up(m)).transpose()?;
+                            let ga = aux.as_ref().map(|m| c.up(m)).transpose()?;
+                            let got = c.b.compose(
+                                &CTX,
+                                &ComposeInputs {
+                                    constraints: &cs,
+                                    fixed: gf.as_ref().map(|p| &p.0),
+                                    main: &gm,
+                                    aux: ga.as_ref().map(|p| &p.0),
+                                    log_trace_height: log_n,
+                                    domain,
+                                    challenges: &challenges,
+                                    publics: &publics,
+                                    aux_values: &aux_values,
+                                    alpha,
+                                    next: None,
+                                    log_stride: s,
+                                },
+                            );
+                            let want = c.cpu.compose(
+                                &CTX,
+                                &ComposeInputs {
+                                    constraints: &cs,
+                                    fixed: gf.as_ref().map(|p| &p.1),
+                                    main: &cmm,
+                                    aux: ga.as_ref().map(|p| &p.1),
+                                    log_trace_height: log_n,
+                                    domain,
+                                    challenges: &challenges,
+                                    publics: &publics,
+                                    aux_values: &aux_values,
+                                    alpha,
+                                    next: None,
+                                    log_stride: s,
+                                },
+                            );
+                            c.same_matrix(got, want).map(drop)
+                        });
+                    }
                     if max_offset(&cs) <= 1 {
                         self.compose_piece(&name, &cs, log_n, lb);
                     }
@@ -561,6 +571,7 @@ impl<B: Backend> Checker<'_, B> {
                             main: &nm.0,
                             aux: na.as_ref().map(|p| &p.0),
                         }),
+                        log_stride: 0,
                     },
                 );
                 let up = |m: &ColMatrix| Ok::<_, String>(CpuMatrix::from_host(m));
@@ -579,6 +590,7 @@ impl<B: Backend> Checker<'_, B> {
                         aux_values: &aux_values,
                         alpha,
                         next: None,
+                        log_stride: 0,
                     },
                 );
                 let whole =
@@ -697,13 +709,30 @@ impl<B: Backend> Checker<'_, B> {
                     self.case(op.clone(), rows_label(n), format!("{p} parts"), |c, r| {
                         let q = c.quotient_evals(r, domain, p * n, None);
                         let (g, cm) = c.up(&q)?;
-                        let got = c.b.split_quotient(&CTX, &g, domain, log_n, p);
-                        let want = c.cpu.split_quotient(&CTX, &cm, domain, log_n, p);
+                        let got = c.b.split_quotient(&CTX, &g, domain, log_n, p, domain.log_size);
+                        let want = c.cpu.split_quotient(&CTX, &cm, domain, log_n, p, domain.log_size);
                         if let Err(e) = &want {
                             return Err(format!("the reference refused a valid quotient: {e}"));
                         }
                         c.same_matrix(got, want).map(drop)
                     });
+                    // From the quotient domain (parts * n points, rounded
+                    // up to a power of two) out to the LDE, as the prover
+                    // splits.
+                    let log_q = log_n + p.next_power_of_two().trailing_zeros();
+                    if log_q < domain.log_size {
+                        let qdomain = Coset::new(log_q, GENERATOR);
+                        self.case(format!("{op} from 2^{log_q}"), rows_label(n), format!("{p} parts"), |c, r| {
+                            let q = c.quotient_evals(r, qdomain, p * n, None);
+                            let (g, cm) = c.up(&q)?;
+                            let got = c.b.split_quotient(&CTX, &g, qdomain, log_n, p, domain.log_size);
+                            let want = c.cpu.split_quotient(&CTX, &cm, qdomain, log_n, p, domain.log_size);
+                            if let Err(e) = &want {
+                                return Err(format!("the reference refused a valid quotient: {e}"));
+                            }
+                            c.same_matrix(got, want).map(drop)
+                        });
+                    }
                 }
                 // One non-zero coefficient at or past parts * n: the same
                 // ConstraintsNotSatisfied on both.
@@ -712,8 +741,8 @@ impl<B: Backend> Checker<'_, B> {
                         let bump = p * n + r.gen_range(0..big - p * n);
                         let q = c.quotient_evals(r, domain, p * n, Some(bump));
                         let (g, cm) = c.up(&q)?;
-                        let got = c.b.split_quotient(&CTX, &g, domain, log_n, p).map(drop);
-                        let want = c.cpu.split_quotient(&CTX, &cm, domain, log_n, p).map(drop);
+                        let got = c.b.split_quotient(&CTX, &g, domain, log_n, p, domain.log_size).map(drop);
+                        let want = c.cpu.split_quotient(&CTX, &cm, domain, log_n, p, domain.log_size).map(drop);
                         match (got, want) {
                             (Err(a), Err(b @ BackendError::ConstraintsNotSatisfied { .. })) if a == b => Ok(()),
                             (got, want) => Err(format!("got {got:?}, reference {want:?}")),

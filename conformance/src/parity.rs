@@ -256,6 +256,7 @@ fn compose<B: Backend>(c: &mut Checker<B>) {
                     aux_values: &av,
                     alpha: rand_ext(r),
                     next: None,
+                    log_stride: 0,
                 },
             )?;
         });
@@ -272,7 +273,7 @@ fn quotient_and_deep<B: Backend>(c: &mut Checker<B>) {
     ];
     for (op, w, domain, log_n, parts) in split_cases {
         parity!(c, op, "2^4", w.to_string(), |x, r| {
-            x.split_quotient(&CTX, &x.upload(&CTX, &rand_matrix(r, w, 16))?, domain, log_n, parts)?;
+            x.split_quotient(&CTX, &x.upload(&CTX, &rand_matrix(r, w, 16))?, domain, log_n, parts, domain.log_size)?;
         });
     }
     parity!(c, "evaluate_at: domain of another height", "2^3", "2", |x, r| {

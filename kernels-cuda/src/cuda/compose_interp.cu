@@ -38,9 +38,10 @@ extern "C" __global__ void compose_interp(const u64* __restrict__ prog, u64 nins
                                           const u64* __restrict__ fixn, const u64* __restrict__ cst,
                                           const u64* __restrict__ zinv_all, const u64* __restrict__ tw, u64* out,
                                           u64 log_big, u64 log_blowup, u64 nb, u64 shift, u64 tw_log, u64 g_inv,
-                                          u64 domains) {
+                                          u64 log_stride, u64 domains) {
     const u64 N = 1ull << log_big;
     const u64 mask = N - 1;
+    const u64 NM = N << log_stride;
     const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= N) return;
     const u64 B = 1ull << log_blowup;
@@ -51,14 +52,14 @@ extern "C" __global__ void compose_interp(const u64* __restrict__ prog, u64 nins
         const u64 imm = prog[2 * pc + 1];
         const u32 op = w & 0xff, d = (w >> 8) & 0xffff, a = (w >> 24) & 0xffff, b = (w >> 40) & 0xffff;
         const u64 offset = imm >> 32;
-        const u64 row = (i + offset * nb) & mask;
+        const u64 row = ((i + offset * nb) & mask) << log_stride;
         const u64 col = imm & 0xffffffffull;
         ext3 r;
         switch (op) {
         case OP_CONST: r = e_make(imm, 0, 0); break;
-        case OP_MAIN: r = e_make((offset ? mainn : mainm)[col * N + row], 0, 0); break;
-        case OP_FIXED: r = e_make((offset ? fixn : fixm)[col * N + row], 0, 0); break;
-        case OP_AUX: r = e_load((offset ? auxn : auxm) + 3 * col * N, N, row); break;
+        case OP_MAIN: r = e_make((offset ? mainn : mainm)[col * NM + row], 0, 0); break;
+        case OP_FIXED: r = e_make((offset ? fixn : fixm)[col * NM + row], 0, 0); break;
+        case OP_AUX: r = e_load((offset ? auxn : auxm) + 3 * col * NM, NM, row); break;
         case OP_CST_EXT: r = e_make(cst[imm], cst[imm + 1], cst[imm + 2]); break;
         case OP_CST_BASE: r = e_make(cst[imm], 0, 0); break;
         case OP_ADD_BB: r = e_make(f_add(slot[a].a, slot[b].a), 0, 0); break;

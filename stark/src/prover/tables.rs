@@ -179,6 +179,7 @@ impl<B: Backend> Prover<'_, B> {
                     aux_values: &aux.values[t],
                     alpha,
                     next: next.as_ref().map(Rows::get),
+                    log_stride: 0,
                 },
             )?;
             carried = next.map(|n| (j + blowup, n));
@@ -198,10 +199,10 @@ impl<B: Backend> Prover<'_, B> {
         num_challenges: usize,
     ) -> Result<B::Matrix, ProveError> {
         let (b, shape, domain) = (self.backend, &self.shapes[t], self.lde_domain(t));
-        match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts) {
+        match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts, domain.log_size) {
             Err(BackendError::ConstraintsNotSatisfied { .. }) if self.conduct == Conduct::Forge => {
                 let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
-                Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts)?)
+                Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts, domain.log_size)?)
             }
             Err(e) => {
                 let trace = trace.piece(self.spiller().as_ref(), ctx, 0, 0)?;
