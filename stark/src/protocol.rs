@@ -4,6 +4,7 @@
 
 use crate::air::Air;
 use crate::options::ProofOptions;
+use crate::proof::TableOod;
 use crate::transcript::Transcript;
 use backend_api::hash::hash_leaf;
 use backend_api::{ConstraintDomain, ConstraintSystem, Ext, Leaf, F, GENERATOR};
@@ -42,6 +43,12 @@ impl TableShape {
     pub fn ood_points(&self, z: Ext) -> Vec<Ext> {
         let w = self.trace_generator();
         self.offsets.iter().map(|&o| z * w.pow(o as u64)).collect()
+    }
+    /// Log of the quotient domain's size: the fewest points, a power of
+    /// two times n, that determine a quotient of degree below parts * n.
+    /// It is every 2^(log_lde - log_quotient)-th point of the LDE coset.
+    pub fn log_quotient(&self) -> u32 {
+        self.log_n + self.parts.next_power_of_two().trailing_zeros()
     }
 }
 
@@ -280,6 +287,53 @@ pub fn composition_at(
         a *= alpha;
     }
     Some(acc)
+}
+
+/// Whether table `air`'s constraints at z, from its opened values `od`
+/// (its fixed columns evaluated here), equal its quotient parts recombined
+/// at z: the verifier's out-of-domain check. The prover runs it too: a
+/// quotient composed on exactly parts * n points always interpolates, so a
+/// trace that fails its constraints shows here, not in the split.
+#[allow(clippy::too_many_arguments)] // the check's inputs, each from a different round
+pub fn ood_consistent(
+    air: &dyn Air,
+    shape: &TableShape,
+    z: Ext,
+    alpha: Ext,
+    od: &TableOod,
+    challenges: &[Ext],
+    publics: &[F],
+    aux_values: &[Ext],
+) -> bool {
+    let points = shape.ood_points(z);
+    let fixed: Vec<Vec<Ext>> = match air.fixed_trace() {
+        Some(f) => points.iter().map(|&p| eval_on_subgroup(f, p)).collect(),
+        None => vec![vec![]; points.len()],
+    };
+    let pidx = |offset: u32| shape.offsets.iter().position(|&o| o == offset as usize).expect("offset listed");
+    let leaf = |l: &Leaf| -> Ext {
+        match *l {
+            Leaf::Const(c) => Ext::from_base(c),
+            Leaf::Main { col, offset } => od.main[pidx(offset)][col as usize],
+            Leaf::Fixed { col, offset } => fixed[pidx(offset)][col as usize],
+            Leaf::Aux { col, offset } => {
+                let c = 3 * col as usize;
+                recombine(&od.aux[pidx(offset)][c..c + 3])
+            }
+            Leaf::Challenge(i) => challenges[i as usize],
+            Leaf::Public(i) => Ext::from_base(publics[i as usize]),
+            Leaf::AuxValue(i) => aux_values[i as usize],
+        }
+    };
+    let Some(composed) = composition_at(air.constraints(), z, shape.log_n, alpha, leaf) else { return false };
+    let zn = z.pow(shape.n() as u64);
+    let mut recombined = Ext::ZERO;
+    let mut zpow = Ext::ONE;
+    for j in 0..shape.parts {
+        recombined += zpow * recombine(&od.quotient[3 * j..3 * j + 3]);
+        zpow *= zn;
+    }
+    composed == recombined
 }
 
 /// Evaluates the columns given on the subgroup of 2^log_n points at z

@@ -10,7 +10,7 @@ use crate::proof::{Proof, TableOod};
 use crate::protocol::{self, Challenges, TableShape};
 use crate::transcript::Transcript;
 use backend_api::hash::{hash_leaf, merkle_root_from_path, pow_ok};
-use backend_api::{Digest, Ext, Leaf, RowOpening, F};
+use backend_api::{Digest, Ext, RowOpening, F};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -117,39 +117,8 @@ pub fn verify_with<M: Machine + ?Sized>(
 
     // The constraints at z against the committed quotient.
     for (t, (air, shape)) in tables.iter().zip(&shapes).enumerate() {
-        let od = &proof.ood[t];
-        let cs = air.constraints();
-        let points = shape.ood_points(z);
-        let fixed: Vec<Vec<Ext>> = match air.fixed_trace() {
-            Some(f) => points.iter().map(|&p| protocol::eval_on_subgroup(f, p)).collect(),
-            None => vec![vec![]; points.len()],
-        };
-        let pidx = |offset: u32| shape.offsets.iter().position(|&o| o == offset as usize).expect("offset listed");
-        let values = &proof.aux_values[t];
-        let leaf = |l: &Leaf| -> Ext {
-            match *l {
-                Leaf::Const(c) => Ext::from_base(c),
-                Leaf::Main { col, offset } => od.main[pidx(offset)][col as usize],
-                Leaf::Fixed { col, offset } => fixed[pidx(offset)][col as usize],
-                Leaf::Aux { col, offset } => {
-                    let c = 3 * col as usize;
-                    protocol::recombine(&od.aux[pidx(offset)][c..c + 3])
-                }
-                Leaf::Challenge(i) => challenges[i as usize],
-                Leaf::Public(i) => Ext::from_base(publics[i as usize]),
-                Leaf::AuxValue(i) => values[i as usize],
-            }
-        };
-        let composed = protocol::composition_at(cs, z, shape.log_n, alpha, leaf)
-            .ok_or_else(|| VerifyError::OodConstraints { table: shape.name.clone() })?;
-        let zn = z.pow(shape.n() as u64);
-        let mut recombined = Ext::ZERO;
-        let mut zpow = Ext::ONE;
-        for j in 0..shape.parts {
-            recombined += zpow * protocol::recombine(&od.quotient[3 * j..3 * j + 3]);
-            zpow *= zn;
-        }
-        if composed != recombined {
+        let (od, values) = (&proof.ood[t], &proof.aux_values[t]);
+        if !protocol::ood_consistent(*air, shape, z, alpha, od, &challenges, publics, values) {
             return Err(VerifyError::OodConstraints { table: shape.name.clone() });
         }
     }

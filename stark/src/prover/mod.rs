@@ -195,9 +195,9 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
         machine.check_aux_values(publics, &aux.challenges, &aux.values).map_err(ProveError::AuxValues)?;
     }
     let fixed_ldes = std::mem::take(&mut main.fixed_ldes);
-    let parts = c.round(r, "quotient", || p.quotient(&mut tr, &main, fixed_ldes, &aux))?;
-    let (traces, aux_traces) = (std::mem::take(&mut main.traces), std::mem::take(&mut aux.traces));
-    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, traces, aux_traces, &parts))?;
+    let (alpha, parts) = c.round(r, "quotient", || p.quotient(&mut tr, &main, fixed_ldes, &aux))?;
+    let traces = (std::mem::take(&mut main.traces), std::mem::take(&mut aux.traces));
+    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, traces, (alpha, &aux), &parts))?;
     let main = main.commits;
     let deep = c.round(r, "deep", || p.deep(&mut tr, z, (&main, &aux, &parts), &ood))?;
     let fri = c.round(r, "fri", || p.fri(&mut tr, deep))?;

@@ -167,15 +167,15 @@ impl<B: Backend> Prover<'_, B> {
     }
 
     /// Quotient round: alpha, then every table's constraints composed over
-    /// its LDE, split into parts of degree < n and committed. The fixed
-    /// LDEs are consumed.
+    /// its quotient domain, split into parts of degree < n and committed on
+    /// its LDE. The fixed LDEs are consumed. Returns alpha and the parts.
     pub fn quotient(
         &self,
         tr: &mut Transcript,
         main: &MainRound<B>,
         fixed_ldes: Vec<Option<Held<B>>>,
         aux: &AuxRound<B>,
-    ) -> Result<Vec<Committed<B>>, ProveError> {
+    ) -> Result<(Ext, Vec<Committed<B>>), ProveError> {
         let alpha = tr.challenge_ext(b"alpha");
         let fixed_ldes: Vec<std::sync::Mutex<Option<Held<B>>>> =
             fixed_ldes.into_iter().map(std::sync::Mutex::new).collect();
@@ -196,17 +196,19 @@ impl<B: Backend> Prover<'_, B> {
         for p in &parts {
             tr.absorb_digest(b"quotient-root", &p.root());
         }
-        Ok(parts)
+        Ok((alpha, parts))
     }
 
     /// Out-of-domain round: z, then every table's columns at z * w^offset
-    /// and its quotient parts at z. No round reads the traces after it:
-    /// they are released table by table.
+    /// and its quotient parts at z, checked against each other as the
+    /// verifier will (an honest prover reports a trace that fails its
+    /// constraints here, by constraint and row). No round reads the traces
+    /// after it: they are released table by table.
     pub fn out_of_domain(
         &self,
         tr: &mut Transcript,
-        traces: Vec<Traces<B>>,
-        aux_traces: Vec<Option<Held<B>>>,
+        (traces, aux_traces): (Vec<Traces<B>>, Vec<Option<Held<B>>>),
+        (alpha, aux_round): (Ext, &AuxRound<B>),
         parts: &[Committed<B>],
     ) -> Result<(Ext, Vec<TableOod>), ProveError> {
         let z = protocol::draw_ood_point(tr);
@@ -216,8 +218,8 @@ impl<B: Backend> Prover<'_, B> {
             let shape = &self.shapes[t];
             let trace_domain = Coset::subgroup(shape.log_n);
             let points = shape.ood_points(z);
-            Ok(self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
-                let s = self.spiller();
+            let s = self.spiller();
+            let od = self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
                 let main = main.main.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?;
                 let aux = match &aux {
                     Some(a) => a.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?,
@@ -228,7 +230,20 @@ impl<B: Backend> Prover<'_, B> {
                 let rate = shape.log_lde - shape.log_n;
                 let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, (self.lde_domain(t), rate), &[z])?.remove(0);
                 Ok(TableOod { main, aux, quotient })
-            })?)
+            })?;
+            let (challenges, values) = (&aux_round.challenges, &aux_round.values[t]);
+            let air = self.tables[t];
+            if self.conduct == Conduct::Honest
+                && !protocol::ood_consistent(air, shape, z, alpha, &od, challenges, self.publics, values)
+            {
+                let e = BackendError::ConstraintsNotSatisfied {
+                    table: shape.name.clone(),
+                    bound: shape.parts << shape.log_n,
+                };
+                let trace = main.main.piece(s.as_ref(), ctx, 0, 0)?;
+                return Err(crate::debug::locate(e, b, air, trace.get(), self.publics, challenges.len()));
+            }
+            Ok(od)
         })?;
         for od in &ood {
             for p in 0..od.main.len() {
@@ -281,7 +296,8 @@ impl<B: Backend> Prover<'_, B> {
                         combined.push((combine(Some(&main[t]), &coeffs[t].main)?, combine(aux, &coeffs[t].aux)?));
                     }
                     let log_pieces = group.iter().map(|&t| self.log_pieces(t)).max().unwrap_or(0);
-                    self.by_pieces(&ctx, domain, log_pieces, |j, log_pieces, piece| {
+                    let lde = (domain, self.options.log_blowup);
+                    self.by_pieces(&ctx, lde, log_pieces, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.
                         let mut pieces = Vec::with_capacity(group.len());
                         for (&t, (cm, ca)) in group.iter().zip(&combined) {

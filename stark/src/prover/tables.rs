@@ -107,16 +107,17 @@ impl<B: Backend> Prover<'_, B> {
         }
     }
 
-    /// Runs `f` on each of the 2^log_pieces pieces of `domain` and returns
-    /// its outputs as one matrix on `domain` (`interleave`). With `log_pieces` 0 the piece
-    /// is the whole domain; else piece j is s * g^j * <g^(2^log_pieces)>
-    /// (rows j, j + 2^log_pieces, ... of the LDE), and the outputs
-    /// interleave back. Pieces run coset by coset of the trace domain
-    /// (j, j + B, j + 2B, ...): each is the one before it a row on.
+    /// Runs `f` on each of the 2^log_pieces pieces of `domain` (2^log_b
+    /// times the trace's size) and returns its outputs as one matrix on
+    /// `domain` (`interleave`). With `log_pieces` 0 the piece is the whole
+    /// domain; else piece j is s * g^j * <g^(2^log_pieces)> (rows j, j +
+    /// 2^log_pieces, ... of the domain), and the outputs interleave back.
+    /// Pieces run coset by coset of the trace domain (j, j + B, j + 2B,
+    /// ..., B = 2^log_b): each is the one before it a row on.
     pub(super) fn by_pieces(
         &self,
         ctx: &Ctx,
-        domain: Coset,
+        (domain, log_b): (Coset, u32),
         log_pieces: u32,
         mut f: impl FnMut(usize, u32, Coset) -> Result<B::Matrix, BackendError>,
     ) -> Result<B::Matrix, BackendError> {
@@ -125,7 +126,7 @@ impl<B: Backend> Prover<'_, B> {
         }
         let g = domain.generator();
         let count = 1usize << log_pieces;
-        let step = 1usize << self.options.log_blowup.min(log_pieces);
+        let step = 1usize << log_b.min(log_pieces);
         let mut outs = (0..count).map(|_| None).collect::<Vec<_>>();
         for j in (0..step).flat_map(|c| (c..count).step_by(step)) {
             let piece = Coset::new(domain.log_size - log_pieces, domain.shift * g.pow(j as u64));
@@ -135,10 +136,19 @@ impl<B: Backend> Prover<'_, B> {
         self.backend.interleave(ctx, &outs)
     }
 
-    /// Table `t`'s constraints composed over its LDE, piece by piece. A
-    /// piece smaller than a coset of the trace domain gets its next rows
-    /// (the piece B rows on) as matrices of their own; each is the next
-    /// piece's rows, so it is carried over, not rebuilt.
+    /// Table `t`'s quotient domain: the LDE coset's every 2^skip-th point
+    /// ([`crate::protocol::TableShape::log_quotient`]), and skip.
+    pub(super) fn quotient_domain(&self, t: usize) -> (Coset, u32) {
+        let shape = &self.shapes[t];
+        (Coset::new(shape.log_quotient(), shape.shift), shape.log_lde - shape.log_quotient())
+    }
+
+    /// Table `t`'s constraints composed over its quotient domain: on a
+    /// kept LDE every 2^skip-th row in place, else piece by piece (the
+    /// LDE's pieces that lie in the quotient domain). A piece smaller than
+    /// a coset of the trace domain gets its next rows (the piece B rows on)
+    /// as matrices of their own; each is the next piece's rows, so it is
+    /// carried over, not rebuilt.
     pub(super) fn compose(
         &self,
         ctx: &Ctx,
@@ -149,22 +159,29 @@ impl<B: Backend> Prover<'_, B> {
         alpha: Ext,
     ) -> Result<B::Matrix, BackendError> {
         let s = self.spiller();
-        let (log_pieces, blowup) = (self.log_pieces(t), 1usize << self.options.log_blowup);
+        let (qdomain, skip) = self.quotient_domain(t);
+        let log_qb = qdomain.log_size - self.shapes[t].log_n;
+        // The LDE's pieces; the quotient domain's piece j is the LDE's
+        // piece j << skip.
+        let log_pieces = self.log_pieces(t);
         let successors = log_pieces > self.options.log_blowup;
         let rows = |j: usize| -> Result<Rows<'_, B>, BackendError> {
+            let j = j << skip;
             Ok(Rows {
                 fixed: fixed.map(|f| f.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?,
                 main: main.commits[t].piece(s.as_ref(), ctx, j, log_pieces)?,
                 aux: aux.commits[t].as_ref().map(|a| a.piece(s.as_ref(), ctx, j, log_pieces)).transpose()?,
             })
         };
+        let (log_qpieces, qblowup) = (log_pieces.saturating_sub(skip), 1usize << log_qb);
+        let log_stride = if log_pieces == 0 { skip } else { 0 };
         let mut carried: Option<(usize, Rows<'_, B>)> = None;
-        self.by_pieces(ctx, self.lde_domain(t), log_pieces, |j, _, domain| {
+        self.by_pieces(ctx, (qdomain, log_qb), log_qpieces, |j, _, domain| {
             let here = match carried.take() {
                 Some((k, r)) if k == j => r,
                 _ => rows(j)?,
             };
-            let next = successors.then(|| rows(j + blowup)).transpose()?;
+            let next = successors.then(|| rows(j + qblowup)).transpose()?;
             let q = self.backend.compose(
                 ctx,
                 &ComposeInputs {
@@ -179,17 +196,19 @@ impl<B: Backend> Prover<'_, B> {
                     aux_values: &aux.values[t],
                     alpha,
                     next: next.as_ref().map(Rows::get),
-                    log_stride: 0,
+                    log_stride,
                 },
             )?;
-            carried = next.map(|n| (j + blowup, n));
+            carried = next.map(|n| (j + qblowup, n));
             Ok(q)
         })
     }
 
-    /// The quotient's parts. A composition that is not of low degree means
-    /// a trace that fails its constraints: the error names the first
-    /// failing constraint and row (a forger keeps the low-degree part).
+    /// The quotient's parts, on the LDE coset. A composition that is not
+    /// of low degree means a trace that fails its constraints: the error
+    /// names the first failing constraint and row (a forger keeps the
+    /// low-degree part). On exactly parts * n points every composition
+    /// interpolates; the out-of-domain round catches those.
     pub(super) fn split(
         &self,
         ctx: &Ctx,
@@ -198,11 +217,11 @@ impl<B: Backend> Prover<'_, B> {
         trace: &Held<B>,
         num_challenges: usize,
     ) -> Result<B::Matrix, ProveError> {
-        let (b, shape, domain) = (self.backend, &self.shapes[t], self.lde_domain(t));
-        match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts, domain.log_size) {
+        let (b, shape, (domain, _)) = (self.backend, &self.shapes[t], self.quotient_domain(t));
+        match b.split_quotient(ctx, q, domain, shape.log_n, shape.parts, shape.log_lde) {
             Err(BackendError::ConstraintsNotSatisfied { .. }) if self.conduct == Conduct::Forge => {
                 let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
-                Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts, domain.log_size)?)
+                Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts, shape.log_lde)?)
             }
             Err(e) => {
                 let trace = trace.piece(self.spiller().as_ref(), ctx, 0, 0)?;
