@@ -163,11 +163,13 @@ const GROUPS: [(ConstraintDomain, &str); 4] = [
 ];
 
 /// Every `live` node, as a register value `v{node}` (base-field nodes with
-/// base arithmetic). Trace leaves read row i of `mainm`, `fixm` or `auxm`
-/// (columns of `N`) at offset 0, row `(i + offset * nb) & mask` of
-/// `mainn`, `fixn` or `auxn` past it: the same matrices with nb = B on a
-/// whole LDE coset, the next rows with nb = 0 on a piece given them.
-/// Challenges, auxiliary values and publics come from `cst`.
+/// base arithmetic). Trace leaves read point i of `mainm`, `fixm` or `auxm`
+/// at offset 0, point `(i + offset * nb) & mask` of `mainn`, `fixn` or
+/// `auxn` past it: the same matrices with nb = B on a whole LDE coset, the
+/// next rows with nb = 0 on a piece given them. Point p is row p <<
+/// log_stride of columns of NM rows; every kernel that emits nodes
+/// declares N, NM, mask, nb and log_stride. Challenges, auxiliary values
+/// and publics come from `cst`.
 fn emit_nodes(
     s: &mut String,
     cs: &ConstraintSystem,
@@ -288,7 +290,8 @@ pub(crate) fn generate_logup(logup: &LogUp) -> String {
          const u64* __restrict__ cst, u64* out, u64 log_n) {\n\
          const u64 N = 1ull << log_n;\n const u64 mask = N - 1;\n\
          const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n if (i >= N) return;\n\
-         const u64* mainn = mainm;\n const u64* fixn = fixm;\n const u64 nb = 1ull;\n",
+         const u64* mainn = mainm;\n const u64* fixn = fixm;\n const u64 nb = 1ull;\n\
+         const u64 log_stride = 0;\n const u64 NM = N;\n",
     );
     let a = Analysis::new(cs);
     let mut live = vec![false; cs.nodes.len()];
@@ -544,6 +547,23 @@ mod tests {
         let add = " e_store(out, N, i, e_add(e_load(out, N, i), q));";
         assert!(sources[0].contains(store) && !sources[0].contains(add));
         assert!(sources[1..].iter().all(|s| s.contains(add) && !s.contains(store)));
+    }
+
+    /// NVRTC is not on CI: what the generated leaves read must be declared
+    /// by each kernel that emits them, composition and LogUp alike.
+    #[test]
+    fn every_kernel_declares_the_names_its_leaves_read() {
+        use stark::Air;
+        let cubic = stark::examples::Cubic::new(4);
+        let perm = stark::examples::Permutation::default();
+        let logup = perm.logup().expect("a bus table");
+        let sources = generate(cubic.constraints()).into_iter().chain([generate_logup(logup)]);
+        for src in sources {
+            assert!(src.contains("[0ull * NM + (i << log_stride)]"), "no leaf read found");
+            for decl in ["u64 N ", "u64 NM ", "u64 mask ", "u64 nb", "u64 log_stride"] {
+                assert!(src.contains(decl), "`{decl}` not declared in:\n{src}");
+            }
+        }
     }
 
     #[test]
