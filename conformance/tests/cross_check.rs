@@ -45,7 +45,8 @@ fn one_corrupted_element_is_caught_and_named() {
     // TwoTables at 2^5: sender 32 rows, receiver 8; blowup 4.
     let cases: [(Stage, &str, usize, usize); 5] = [
         (Stage::CosetLde, "receiver", 1, 7),
-        (Stage::Compose, "sender", 2, 100),
+        // Composition runs on the quotient domain: 32 or 64 of the 128 LDE rows.
+        (Stage::Compose, "sender", 2, 20),
         (Stage::QuotientSplit, "receiver", 0, 31),
         (Stage::Deep, "sender", 1, 5),
         (Stage::FriFold, "fri", 2, 3),
