@@ -240,8 +240,7 @@ impl<B: Backend> Prover<'_, B> {
                     table: shape.name.clone(),
                     bound: shape.parts << shape.log_n,
                 };
-                let trace = main.main.piece(s.as_ref(), ctx, 0, 0)?;
-                return Err(crate::debug::locate(e, b, air, trace.get(), self.publics, challenges.len()));
+                return Err(self.locate(ctx, t, e, &main.main, challenges.len()));
             }
             Ok(od)
         })?;

@@ -223,11 +223,26 @@ impl<B: Backend> Prover<'_, B> {
                 let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
                 Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts, shape.log_lde)?)
             }
-            Err(e) => {
-                let trace = trace.piece(self.spiller().as_ref(), ctx, 0, 0)?;
-                Err(crate::debug::locate(e, b, self.tables[t], trace.get(), self.publics, num_challenges))
-            }
+            Err(e) => Err(self.locate(ctx, t, e, trace, num_challenges)),
             Ok(parts) => Ok(parts),
+        }
+    }
+
+    /// `e` as the prover reports it: when it says table `t`'s trace fails
+    /// its constraints, the first failing constraint and row.
+    pub(super) fn locate(
+        &self,
+        ctx: &Ctx,
+        t: usize,
+        e: BackendError,
+        trace: &Held<B>,
+        num_challenges: usize,
+    ) -> ProveError {
+        match trace.piece(self.spiller().as_ref(), ctx, 0, 0) {
+            Ok(trace) => {
+                crate::debug::locate(e, self.backend, self.tables[t], trace.get(), self.publics, num_challenges)
+            }
+            Err(read) => read.into(),
         }
     }
 }
