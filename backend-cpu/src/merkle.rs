@@ -12,10 +12,9 @@ use rayon::prelude::*;
 /// Rows gathered (transposed) together before hashing: the column-major
 /// reads stay sequential and the row buffer stays in L1/L2.
 const LEAF_ROWS: usize = 32;
-/// Rows (or nodes) per task on the 16-lane BLAKE3 and 8-lane Keccak
-/// paths: a multiple of both lane counts.
-#[cfg(target_arch = "x86_64")]
-const SIMD_ROWS: usize = 256;
+/// Rows (or nodes) per task: a multiple of both lane counts (16-lane
+/// BLAKE3, 8-lane Keccak) and of 2^FIRST_KEPT.
+const SUBTREE_ROWS: usize = 256;
 
 /// The lowest level a tree keeps (0, the leaves): the 2^FIRST_KEPT rows
 /// below a kept digest are rehashed for an opening.
@@ -92,25 +91,54 @@ fn lanes(hash: HashKind) -> Option<Lanes> {
     None
 }
 
-/// Commits `m` (validated: non-empty, power-of-two height).
+/// Commits `m` (validated: non-empty, power-of-two height). The levels
+/// below the first kept one are made a chunk of rows at a time and never
+/// held whole: they are 15/16 of the tree, a transient of 32 bytes a row.
 pub(crate) fn commit(m: &CpuMatrix, hash: HashKind) -> Result<CpuTree, AllocFailed> {
-    tree(leaves(m, hash)?, hash)
+    let h = m.height;
+    let first = FIRST_KEPT.min(h.trailing_zeros() as usize);
+    let rows = SUBTREE_ROWS.min(h);
+    let lanes = lanes(hash);
+    let mut kept: Vec<Digest> = try_zeroed(h >> first)?;
+    kept.par_chunks_mut(rows >> first).enumerate().for_each_init(
+        || (Vec::new(), vec![Digest::default(); rows + rows / 2]),
+        |(buf, level), (ci, out)| {
+            let (level, next) = level.split_at_mut(rows);
+            leaves_of(m, hash, lanes.as_ref(), ci * rows, level, buf);
+            let mut len = rows;
+            while len > out.len() {
+                halve(&level[..len], &mut next[..len / 2], hash, lanes.as_ref());
+                len /= 2;
+                level[..len].copy_from_slice(&next[..len]);
+            }
+            out.copy_from_slice(&level[..len]);
+        },
+    );
+    let layers = build_layers(kept, hash)?;
+    Ok(CpuTree { hash, leaves: h, first, layers })
 }
 
 /// The digest of every row of `m`.
 pub(crate) fn leaves(m: &CpuMatrix, hash: HashKind) -> Result<Vec<Digest>, AllocFailed> {
+    let mut leaves: Vec<Digest> = try_zeroed(m.height)?;
+    let lanes = lanes(hash);
+    leaves
+        .par_chunks_mut(SUBTREE_ROWS)
+        .enumerate()
+        .for_each_init(Vec::new, |buf, (ci, out)| leaves_of(m, hash, lanes.as_ref(), ci * SUBTREE_ROWS, out, buf));
+    Ok(leaves)
+}
+
+/// The digests of rows r0..r0 + out.len() of `m` (`buf`: the scalar
+/// path's rows, transposed `LEAF_ROWS` at a time).
+fn leaves_of(m: &CpuMatrix, hash: HashKind, lanes: Option<&Lanes>, r0: usize, out: &mut [Digest], buf: &mut Vec<F>) {
     let (h, w) = (m.height, m.width);
     let data = m.data();
-    let mut leaves: Vec<Digest> = try_zeroed(h)?;
-    if let Some(l) = lanes(hash).filter(|l| (l.leaves_ok)(w, h)) {
-        leaves
-            .par_chunks_mut(SIMD_ROWS)
-            .enumerate()
-            .for_each(|(ci, out)| (l.leaves_into)(data, h, w, ci * SIMD_ROWS, out));
-        return Ok(leaves);
+    if let Some(l) = lanes.filter(|l| (l.leaves_ok)(w, h) && out.len().is_multiple_of(l.lanes)) {
+        return (l.leaves_into)(data, h, w, r0, out);
     }
-    leaves.par_chunks_mut(LEAF_ROWS).enumerate().for_each_init(Vec::new, |buf: &mut Vec<F>, (ci, out)| {
-        let r0 = ci * LEAF_ROWS;
+    for (ci, out) in out.chunks_mut(LEAF_ROWS).enumerate() {
+        let r0 = r0 + ci * LEAF_ROWS;
         let rows = out.len();
         buf.clear();
         buf.resize(rows * w, F::ZERO);
@@ -123,17 +151,15 @@ pub(crate) fn leaves(m: &CpuMatrix, hash: HashKind) -> Result<Vec<Digest>, Alloc
         for (r, d) in out.iter_mut().enumerate() {
             *d = hash_leaf(hash, &buf[r * w..(r + 1) * w]);
         }
-    });
-    Ok(leaves)
+    }
 }
 
-/// The tree above `leaves`, keeping its levels from [`FIRST_KEPT`] up.
-fn tree(leaves: Vec<Digest>, hash: HashKind) -> Result<CpuTree, AllocFailed> {
-    let count = leaves.len();
-    let mut layers = build_layers(leaves, hash)?;
-    let first = FIRST_KEPT.min(layers.len() - 1);
-    let layers = layers.split_off(first);
-    Ok(CpuTree { hash, leaves: count, first, layers })
+/// `next[i]` = the node over `prev[2i]` and `prev[2i + 1]`.
+fn halve(prev: &[Digest], next: &mut [Digest], hash: HashKind, lanes: Option<&Lanes>) {
+    match lanes.filter(|l| next.len().is_multiple_of(l.lanes)) {
+        Some(l) => (l.nodes_into)(prev, 0, next),
+        None => next.iter_mut().zip(prev.chunks(2)).for_each(|(d, p)| *d = hash_node(hash, &p[0], &p[1])),
+    }
 }
 
 /// The leaf layer and every layer above it, up to the root.
@@ -144,7 +170,9 @@ fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Result<Vec<Vec<Digest>>,
         if let Some(l) = lanes.as_ref().filter(|l| prev.len() >= 2 * l.lanes) {
             // prev.len() is a power of two, so every chunk is whole lanes.
             let mut next: Vec<Digest> = try_zeroed(prev.len() / 2)?;
-            next.par_chunks_mut(SIMD_ROWS).enumerate().for_each(|(ci, out)| (l.nodes_into)(prev, ci * SIMD_ROWS, out));
+            next.par_chunks_mut(SUBTREE_ROWS)
+                .enumerate()
+                .for_each(|(ci, out)| (l.nodes_into)(prev, ci * SUBTREE_ROWS, out));
             layers.push(next);
             continue;
         }

@@ -209,7 +209,8 @@ fn reshape_views_the_same_buffer() {
 
 /// Widths and heights around the vector paths' limits (BLAKE3: one chunk
 /// per row, 16 rows a group; Keccak: 17-word blocks, 8 rows a group; 256
-/// rows a task): every layer of the tree against the definition.
+/// rows a task, hashed up to the first kept level): every layer of the
+/// tree against the definition.
 #[test]
 fn merkle_layers_match_the_definition_at_the_vector_path_limits() {
     let b = CpuBackend::new();
@@ -228,6 +229,8 @@ fn merkle_layers_match_the_definition_at_the_vector_path_limits() {
         (34, 8),
         (300, 32),
         (3, 4),
+        (64, 4096),
+        (300, 2048),
     ] {
         let m = rand_matrix(&mut r, w, h);
         for kind in HashKind::ALL {
