@@ -357,8 +357,17 @@ pub trait ComposeOps: BackendBase {
 /// Out-of-domain evaluation and DEEP quotients.
 pub trait DeepOps: BackendBase {
     /// The polynomial of each column of `m` (evaluated on `domain`) at each
-    /// point: `result[p][c]`.
-    fn evaluate_at(&self, ctx: &Ctx, m: &Self::Matrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>>;
+    /// point: `result[p][c]`. `m` holds 2^log_stride rows per point of the
+    /// domain: point i is row i << log_stride (a committed LDE read on the
+    /// coset of the trace's size that determines its polynomials, in place).
+    fn evaluate_at(
+        &self,
+        ctx: &Ctx,
+        m: &Self::Matrix,
+        domain: Coset,
+        log_stride: u32,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>>;
 
     /// sum over points p of (sum_c coeff_c * (f_c(x) - value_c)) / (x - z_p)
     /// at every x of `domain`, as one flattened extension column (N x 3).

@@ -185,7 +185,8 @@ pub fn stage_bytes(stage: Stage, d: &TableDims) -> u64 {
 }
 
 /// Bytes the prover keeps on the device for one table from its upload to
-/// its queries: the traces (fixed, main, auxiliary), their LDEs and the
+/// its queries: the traces (fixed, main, auxiliary; released after the
+/// LogUp round, counted to the end: an upper bound), their LDEs and the
 /// quotient parts, their trees, and (counted per table, so an upper bound
 /// when tables share a height) the DEEP codeword and the FRI layers with
 /// their trees.

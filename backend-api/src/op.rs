@@ -49,7 +49,7 @@ pub enum Op<'a, M, T> {
     LogUpAux { logup: Cow<'a, LogUp>, main: M, fixed: Option<M>, z: Ext, alpha: Ext },
     Compose(Box<ComposeOp<'a, M>>),
     SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize, log_out: u32 },
-    EvaluateAt { m: M, domain: Coset, points: Cow<'a, [Ext]> },
+    EvaluateAt { m: M, domain: Coset, log_stride: u32, points: Cow<'a, [Ext]> },
     DeepQuotient { domain: Coset, points: Vec<DeepOpPoint<'a, M>> },
     CombineColumns { m: M, weights: Cow<'a, [Ext]> },
     FriFold { layer: M, domain: Coset, log_arity: u32, beta: Ext, roll_in: Option<(M, Ext)> },
@@ -372,8 +372,8 @@ impl<'a, M, T> Op<'a, M, T> {
                 parts: *parts,
                 log_out: *log_out,
             },
-            Op::EvaluateAt { m, domain, points } => {
-                Op::EvaluateAt { m: fm(m)?, domain: *domain, points: Cow::Borrowed(&**points) }
+            Op::EvaluateAt { m, domain, log_stride, points } => {
+                Op::EvaluateAt { m: fm(m)?, domain: *domain, log_stride: *log_stride, points: Cow::Borrowed(&**points) }
             }
             Op::DeepQuotient { domain, points } => Op::DeepQuotient {
                 domain: *domain,
@@ -452,7 +452,9 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => {
                 Op::SplitQuotient { q, domain, log_trace_height, parts, log_out }
             }
-            Op::EvaluateAt { m, domain, points } => Op::EvaluateAt { m, domain, points: own(points) },
+            Op::EvaluateAt { m, domain, log_stride, points } => {
+                Op::EvaluateAt { m, domain, log_stride, points: own(points) }
+            }
             Op::DeepQuotient { domain, points } => Op::DeepQuotient {
                 domain,
                 points: points
@@ -518,7 +520,9 @@ impl<M, T> Op<'_, M, T> {
             Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => {
                 Out::Matrix(b.split_quotient(ctx, q.borrow(), *domain, *log_trace_height, *parts, *log_out)?)
             }
-            Op::EvaluateAt { m, domain, points } => Out::Values(b.evaluate_at(ctx, m.borrow(), *domain, points)?),
+            Op::EvaluateAt { m, domain, log_stride, points } => {
+                Out::Values(b.evaluate_at(ctx, m.borrow(), *domain, *log_stride, points)?)
+            }
             Op::DeepQuotient { domain, points } => {
                 let points: Vec<DeepPoint<B::Matrix>> = points.iter().map(DeepOpPoint::point).collect();
                 Out::Matrix(b.deep_quotient(ctx, *domain, &points)?)
@@ -560,7 +564,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::SplitQuotient { q, domain, log_trace_height, parts, log_out } => {
                 validate::split_quotient(q, *domain, *log_trace_height, *parts, *log_out)
             }
-            Op::EvaluateAt { m, domain, .. } => validate::evaluate_at(m, *domain),
+            Op::EvaluateAt { m, domain, log_stride, .. } => validate::evaluate_at(m, *domain, *log_stride),
             Op::DeepQuotient { domain, points } => {
                 validate::deep(*domain, &points.iter().map(DeepOpPoint::point::<M>).collect::<Vec<_>>())
             }
@@ -606,7 +610,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::SplitQuotient { parts, log_out, .. } => {
                 2 * inputs + matrix_bytes(1u64.checked_shl(*log_out).unwrap_or(u64::MAX), 3 * *parts as u64)
             }
-            Op::EvaluateAt { m, .. } => inputs + ext_column(m.height()),
+            Op::EvaluateAt { domain, .. } => inputs + ext_column(domain.size()),
             Op::DeepQuotient { domain, .. } => {
                 inputs + 2 * matrix_bytes(1u64.checked_shl(domain.log_size).unwrap_or(u64::MAX), 3)
             }

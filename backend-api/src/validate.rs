@@ -293,11 +293,16 @@ pub fn split_quotient<M: DeviceMatrix>(
     Ok(())
 }
 
-pub fn evaluate_at<M: DeviceMatrix>(m: &M, d: Coset) -> Result<()> {
-    domain(Stage::OutOfDomain, &d)?;
-    let domain = d;
-    if m.height() != domain.size() {
-        return Err(err(Stage::OutOfDomain, format!("matrix has {} rows, domain {}", m.height(), domain.size())));
+pub fn evaluate_at<M: DeviceMatrix>(m: &M, d: Coset, log_stride: u32) -> Result<()> {
+    let stage = Stage::OutOfDomain;
+    domain(stage, &d)?;
+    if d.log_size + log_stride > TWO_ADICITY {
+        return Err(err(stage, format!("2^{} points 2^{log_stride} rows apart", d.log_size)));
+    }
+    let rows = d.size() << log_stride;
+    if m.height() != rows {
+        let apart = if log_stride > 0 { format!(", 2^{log_stride} rows apart") } else { String::new() };
+        return Err(err(stage, format!("matrix has {} rows, domain {}{apart}", m.height(), d.size())));
     }
     Ok(())
 }

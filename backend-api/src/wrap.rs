@@ -238,8 +238,15 @@ impl<H: OpHook> ComposeOps for H {
 }
 
 impl<H: OpHook> DeepOps for H {
-    fn evaluate_at(&self, ctx: &Ctx, m: &H::Matrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        let op = Op::EvaluateAt { m, domain, points: Cow::Borrowed(points) };
+    fn evaluate_at(
+        &self,
+        ctx: &Ctx,
+        m: &H::Matrix,
+        domain: Coset,
+        log_stride: u32,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>> {
+        let op = Op::EvaluateAt { m, domain, log_stride, points: Cow::Borrowed(points) };
         let stage = op.stage();
         match self.run(ctx, op)? {
             Out::Values(v) => Ok(v),

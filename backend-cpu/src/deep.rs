@@ -59,8 +59,9 @@ fn fill_points(xs: &mut [F], domain: &Coset, start: usize) {
     }
 }
 
-/// result[p][c]: column c's polynomial at points[p] (inputs validated).
-pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<Vec<Ext>> {
+/// result[p][c]: column c's polynomial at points[p], point i of `domain`
+/// being row i << log_stride of `m` (inputs validated).
+pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, log_stride: u32, points: &[Ext]) -> Vec<Vec<Ext>> {
     let big = domain.size();
     let w = m.width;
     let s_n = domain.shift.pow(big as u64);
@@ -70,7 +71,7 @@ pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<
     let mut off: Vec<(usize, Ext)> = Vec::new();
     for (p, &z) in points.iter().enumerate() {
         match domain.index_of(z) {
-            Some(i) => result[p] = Some((0..w).map(|c| Ext::from_base(m.get(i, c))).collect()),
+            Some(i) => result[p] = Some((0..w).map(|c| Ext::from_base(m.get(i << log_stride, c))).collect()),
             None => off.push((p, z)),
         }
     }
@@ -102,8 +103,16 @@ pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, points: &[Ext]) -> Vec<
                     }
                 }
                 let mut partial = vec![Ext::ZERO; np * w];
+                let mut strided = vec![F::ZERO; if log_stride > 0 { chunk } else { 0 }];
                 for c in 0..w {
-                    let col = &m.column(c)[r0..r0 + chunk];
+                    let col = match log_stride {
+                        0 => &m.column(c)[r0..r0 + chunk],
+                        s => {
+                            let rows = m.column(c)[r0 << s..].iter().step_by(1 << s);
+                            strided.iter_mut().zip(rows).for_each(|(d, &v)| *d = v);
+                            &strided[..]
+                        }
+                    };
                     for k in 0..np {
                         let wk = |j: usize| &coords[(3 * k + j) * chunk..(3 * k + j + 1) * chunk];
                         partial[k * w + c] = Ext([dot(wk(0), col), dot(wk(1), col), dot(wk(2), col)]);

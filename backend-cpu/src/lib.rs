@@ -319,9 +319,16 @@ impl ComposeOps for CpuBackend {
 }
 
 impl DeepOps for CpuBackend {
-    fn evaluate_at(&self, _ctx: &Ctx, m: &CpuMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        validate::evaluate_at(m, domain)?;
-        Ok(deep::evaluate_at(m, &domain, points))
+    fn evaluate_at(
+        &self,
+        _ctx: &Ctx,
+        m: &CpuMatrix,
+        domain: Coset,
+        log_stride: u32,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>> {
+        validate::evaluate_at(m, domain, log_stride)?;
+        Ok(deep::evaluate_at(m, &domain, log_stride, points))
     }
 
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {

@@ -64,9 +64,9 @@ fn quotient_and_deep_reject_bad_shapes() {
     // Public-field domains that would overflow or divide by zero.
     let huge = Coset { log_size: 64, shift: GENERATOR };
     invalid(b.split_quotient(&CTX, &q, huge, 2, 2, huge.log_size), Stage::QuotientSplit);
-    invalid(b.evaluate_at(&CTX, &q, huge, &[Ext::ONE]), Stage::OutOfDomain);
-    invalid(b.evaluate_at(&CTX, &q, Coset { log_size: 4, shift: F::ZERO }, &[Ext::ONE]), Stage::OutOfDomain);
-    invalid(b.evaluate_at(&CTX, &q, Coset::new(3, GENERATOR), &[Ext::ONE]), Stage::OutOfDomain);
+    invalid(b.evaluate_at(&CTX, &q, huge, 0, &[Ext::ONE]), Stage::OutOfDomain);
+    invalid(b.evaluate_at(&CTX, &q, Coset { log_size: 4, shift: F::ZERO }, 0, &[Ext::ONE]), Stage::OutOfDomain);
+    invalid(b.evaluate_at(&CTX, &q, Coset::new(3, GENERATOR), 0, &[Ext::ONE]), Stage::OutOfDomain);
 
     let z = rand_ext(&mut rng(2));
     let cols = |coeffs: usize, values: usize| DeepColumns {

@@ -80,7 +80,7 @@ proptest! {
         let m = matrix(coeffs.iter().map(|c| eval_on(c, &domain)).collect());
         let on_domain = rand::Rng::gen_range(&mut r, 0..n);
         let points = [rand_ext(&mut r), Ext::from_base(domain.point(on_domain)), Ext::from_base(rand_f(&mut r))];
-        let got = b.evaluate_at(&CTX, &m, domain, &points).unwrap();
+        let got = b.evaluate_at(&CTX, &m, domain, 0, &points).unwrap();
         prop_assert_eq!(got.len(), points.len());
         for (p, &z) in points.iter().enumerate() {
             for (c, co) in coeffs.iter().enumerate() {

@@ -130,7 +130,7 @@ fn main() -> Result<()> {
         g.deep_quotient(&ctx, domain, &pts)
     })?;
     report(&format!("deep_quotient 2^{} x {w}, 2 points", log + 1), ms, 2.0 * 2.0 * e + 24.0 * big as f64);
-    let ms = median(&gpu, |g| g.evaluate_at(&ctx, &lde, domain, &z))?;
+    let ms = median(&gpu, |g| g.evaluate_at(&ctx, &lde, domain, 0, &z))?;
     report(&format!("evaluate_at 2^{} x {w}, 2 points", log + 1), ms, 2.0 * 2.0 * e);
     // Composition: a 64-column degree-3 AIR at blowup 4.
     let cw = w.min(64);

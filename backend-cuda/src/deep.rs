@@ -13,9 +13,16 @@ const BARY_ROWS: usize = 8;
 const DEEP_ROWS: usize = 8;
 
 impl DeepOps for CudaBackend {
-    fn evaluate_at(&self, ctx: &Ctx, m: &CudaMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+    fn evaluate_at(
+        &self,
+        ctx: &Ctx,
+        m: &CudaMatrix,
+        domain: Coset,
+        log_stride: u32,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>> {
         let stage = Stage::OutOfDomain;
-        validate::evaluate_at(m, domain)?;
+        validate::evaluate_at(m, domain, log_stride)?;
         let dev = self.dev.clone();
         let (big, w) = (domain.size(), m.width);
         if points.is_empty() {
@@ -36,7 +43,7 @@ impl DeepOps for CudaBackend {
         for &z in points {
             if let Some(i) = domain.index_of(z) {
                 // A point of the domain: the column values themselves.
-                let idx: Vec<u64> = (0..w).map(|c| (c * big + i) as u64).collect();
+                let idx: Vec<u64> = (0..w).map(|c| ((c * big + i) << log_stride) as u64).collect();
                 let v = Self::gather(&mut sc, &m.buf, &idx)?;
                 out.push(v.into_iter().map(|x| Ext::from_base(F::new(x))).collect());
                 continue;
@@ -47,7 +54,13 @@ impl DeepOps for CudaBackend {
             sc.launch(dev.func("bary_weights"), grid, 128, 0, &args, &[&weights, &tw.fwd])?;
             for c0 in (0..w).step_by(65535) {
                 let nc = (w - c0).min(65535);
-                let args = [m.buf.at(c0 * big), weights.ptr, big as u64, partial.at(c0 * slices * 3)];
+                let args = [
+                    m.buf.at((c0 * big) << log_stride),
+                    weights.ptr,
+                    big as u64,
+                    log_stride as u64,
+                    partial.at(c0 * slices * 3),
+                ];
                 let bufs = [&m.buf, &weights, &partial];
                 sc.launch(dev.func("bary_partial"), (slices as u32, nc as u32, 1), 256, 0, &args, &bufs)?;
             }

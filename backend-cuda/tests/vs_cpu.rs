@@ -232,8 +232,8 @@ fn deep_and_evaluate_at_match() {
         let (gb, cb) = (gpu.upload(&ctx(), &b).unwrap(), cpu.upload(&ctx(), &b).unwrap());
         let z = [ext(&mut r), ext(&mut r), Ext::from_base(domain.point(1 % (1 << log)))];
         assert_eq!(
-            gpu.evaluate_at(&ctx(), &ga, domain, &z).unwrap(),
-            cpu.evaluate_at(&ctx(), &ca, domain, &z).unwrap(),
+            gpu.evaluate_at(&ctx(), &ga, domain, 0, &z).unwrap(),
+            cpu.evaluate_at(&ctx(), &ca, domain, 0, &z).unwrap(),
             "evaluate_at 2^{log} x {w}"
         );
         let coeffs = |r: &mut ChaCha8Rng, n| (0..n).map(|_| ext(r)).collect::<Vec<_>>();

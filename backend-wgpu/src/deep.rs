@@ -33,6 +33,8 @@ struct Pc {
     to_d: u32,
     to_acc: u32,
     coeff_base2: u32,
+    /// Mode 3: row i << log_stride of each column is point i.
+    log_stride: u32,
 }
 
 impl Pc {
@@ -50,7 +52,7 @@ impl Pc {
         w.extend(ext_words(self.z));
         w.extend(ext_words(self.v));
         w.extend(words(self.shift.value()));
-        w.extend([self.m_base, self.to_d, self.to_acc, self.coeff_base2]);
+        w.extend([self.m_base, self.to_d, self.to_acc, self.coeff_base2, self.log_stride, 0]);
         w
     }
 
@@ -71,6 +73,7 @@ impl Pc {
             to_d: 0,
             to_acc: 0,
             coeff_base2: 0,
+            log_stride: 0,
         }
     }
 }
@@ -85,11 +88,11 @@ impl WgpuBackend {
         &self,
         ctx: &Ctx,
         m: &WgpuMatrix,
-        domain: Coset,
+        (domain, log_stride): (Coset, u32),
         points: &[Ext],
     ) -> Result<Vec<Vec<Ext>>> {
         let stage = Stage::OutOfDomain;
-        validate::evaluate_at(m, domain)?;
+        validate::evaluate_at(m, domain, log_stride)?;
         let (big, w) = (domain.size(), m.width);
         if points.is_empty() {
             return Ok(vec![]);
@@ -111,7 +114,7 @@ impl WgpuBackend {
             if let Some(i) = domain.index_of(z) {
                 // A point of the domain: the column values themselves.
                 let parts: Vec<(&wgpu::Buffer, u64, u64)> =
-                    (0..w).map(|c| m.locate(c)).map(|(b, off)| (b, off + i as u64, 1)).collect();
+                    (0..w).map(|c| m.locate(c)).map(|(b, off)| (b, off + (i << log_stride) as u64, 1)).collect();
                 let v = self.dev.read(stage, ctx, &parts)?;
                 out.push(v.into_iter().map(|x| Ext::from_base(F::new(x))).collect());
                 continue;
@@ -123,7 +126,12 @@ impl WgpuBackend {
                 for c0 in (0..cols).step_by(65535) {
                     let nc = (cols - c0).min(65535);
                     // Partials of column first + c0 + y land at row (first + c0 + y).
-                    let pc = Pc { slices: slices as u32, m_base: (c0 * big) as u32, ..Pc::new(3, &domain, tw.log) };
+                    let pc = Pc {
+                        slices: slices as u32,
+                        m_base: ((c0 * big) << log_stride) as u32,
+                        log_stride,
+                        ..Pc::new(3, &domain, tw.log)
+                    };
                     job.dispatch(
                         &k,
                         &[buf, dummy, &tw.fwd, &weights, &partial],

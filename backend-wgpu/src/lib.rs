@@ -421,8 +421,15 @@ impl ComposeOps for WgpuBackend {
 }
 
 impl DeepOps for WgpuBackend {
-    fn evaluate_at(&self, ctx: &Ctx, m: &WgpuMatrix, domain: Coset, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
-        self.out_of_domain(ctx, m, domain, points)
+    fn evaluate_at(
+        &self,
+        ctx: &Ctx,
+        m: &WgpuMatrix,
+        domain: Coset,
+        log_stride: u32,
+        points: &[Ext],
+    ) -> Result<Vec<Vec<Ext>>> {
+        self.out_of_domain(ctx, m, (domain, log_stride), points)
     }
 
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<WgpuMatrix>]) -> Result<WgpuMatrix> {

@@ -121,7 +121,7 @@ fn ops<B: Backend>(c: &mut Criterion, b: &B, sync: &dyn Fn()) {
 
     let pts = [ext(&mut rng), ext(&mut rng)];
     bench(&mut g, "evaluate_at 2 points, 2^18 x 64", lde_bytes, &mut || {
-        drop(b.evaluate_at(&ctx, &lde, dom, &pts).unwrap())
+        drop(b.evaluate_at(&ctx, &lde, dom, 0, &pts).unwrap())
     });
     let point = |rng: &mut Lcg| DeepPoint {
         point: ext(rng),

@@ -84,7 +84,7 @@ fn stages<B: Backend>(b: &B, sync: &dyn Fn(), log_n: u32, width: usize, t: &mut 
     let li = LogUpInputs { logup, main: &pm, fixed: None, z: ext(2), alpha: ext(3) };
     time(t, "logup", sync, || b.logup_aux(&ctx, &li)).map_err(e)?;
     let pts = [ext(4), ext(5)];
-    time(t, "evaluate_at 2 pts", sync, || b.evaluate_at(&ctx, &lde, dom, &pts)).map_err(e)?;
+    time(t, "evaluate_at 2 pts", sync, || b.evaluate_at(&ctx, &lde, dom, 0, &pts)).map_err(e)?;
     let coeffs: Vec<Ext> = (0..width as u64).map(ext).collect();
     let point = DeepPoint {
         point: ext(6),

@@ -46,7 +46,7 @@ fn main() {
     }
     let domain = Coset::new(log_n + log_blowup, GENERATOR);
     let pts = [Ext::new(F::new(3), F::new(5), F::new(7)), Ext::new(F::new(11), F::new(13), F::new(17))];
-    println!("evaluate_at {:9.2} ms", best(reps, || b.evaluate_at(&ctx, &lde, domain, &pts).unwrap()));
+    println!("evaluate_at {:9.2} ms", best(reps, || b.evaluate_at(&ctx, &lde, domain, 0, &pts).unwrap()));
     // The leaf hashes alone, on rows already laid out row-major (slow at
     // large sizes: only when asked for with a fifth argument, 1).
     if arg(4, 0) == 0 {

@@ -761,18 +761,40 @@ impl<B: Backend> Checker<'_, B> {
                 let z = rand_ext(r);
                 let points = [z, z * F::two_adic_root(log)];
                 let d = Coset::subgroup(log);
-                let got = c.b.evaluate_at(&CTX, &g, d, &points).map_err(|e| e.to_string())?;
-                let want = c.cpu.evaluate_at(&CTX, &cm, d, &points).map_err(|e| e.to_string())?;
+                let got = c.b.evaluate_at(&CTX, &g, d, 0, &points).map_err(|e| e.to_string())?;
+                let want = c.cpu.evaluate_at(&CTX, &cm, d, 0, &points).map_err(|e| e.to_string())?;
                 (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
             });
             self.case("evaluate_at coset", rows_label(rows), w.to_string(), |c, r| {
                 let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
                 let points = [rand_ext(r)];
                 let d = Coset::new(log, GENERATOR);
-                let got = c.b.evaluate_at(&CTX, &g, d, &points).map_err(|e| e.to_string())?;
-                let want = c.cpu.evaluate_at(&CTX, &cm, d, &points).map_err(|e| e.to_string())?;
+                let got = c.b.evaluate_at(&CTX, &g, d, 0, &points).map_err(|e| e.to_string())?;
+                let want = c.cpu.evaluate_at(&CTX, &cm, d, 0, &points).map_err(|e| e.to_string())?;
                 (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
             });
+            // A committed LDE read in place on the coset of every 2^s-th
+            // row; a point of the domain too (its rows themselves).
+            for s in [1u32, 2] {
+                if (rows << s) * w > self.lde_cap() && w > 1 {
+                    continue;
+                }
+                self.case(format!("evaluate_at rows {} apart", 1 << s), rows_label(rows), w.to_string(), |c, r| {
+                    let (g, cm) = c.up(&rand_matrix(r, w, rows << s))?;
+                    let d = Coset::new(log, GENERATOR);
+                    let on = Ext::from_base(d.shift * d.generator().pow(r.gen_range(0..rows as u64)));
+                    let points = [rand_ext(r), on];
+                    let got = c.b.evaluate_at(&CTX, &g, d, s, &points).map_err(|e| e.to_string())?;
+                    let want = c.cpu.evaluate_at(&CTX, &cm, d, s, &points).map_err(|e| e.to_string())?;
+                    let rows_apart = c.cpu.stride_rows(&CTX, &cm, 0, s).map_err(|e| e.to_string())?;
+                    let copied = c.cpu.evaluate_at(&CTX, &rows_apart, d, 0, &points).map_err(|e| e.to_string())?;
+                    match (got == want, want == copied) {
+                        (true, true) => Ok(()),
+                        (false, _) => Err("values differ".to_string()),
+                        (_, false) => Err("the reference's strided values differ from its copied rows'".to_string()),
+                    }
+                });
+            }
             for lb in [1u32, 2] {
                 let big = rows << lb;
                 if big * (w + 12) > self.lde_cap() && w > 1 {

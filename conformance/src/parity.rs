@@ -277,7 +277,7 @@ fn quotient_and_deep<B: Backend>(c: &mut Checker<B>) {
         });
     }
     parity!(c, "evaluate_at: domain of another height", "2^3", "2", |x, r| {
-        x.evaluate_at(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, d16, &[rand_ext(r)])?;
+        x.evaluate_at(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, d16, 0, &[rand_ext(r)])?;
     });
     parity!(c, "deep_quotient: no points", "2^4", "-", |x, _r| {
         x.deep_quotient(&CTX, d16, &[])?;

@@ -101,8 +101,8 @@ pub(crate) fn run<B: Backend>(c: &mut Checker<B>) {
         let host = c.b.download(&CTX, &got).map_err(fail)?;
         crate::ops::same_host(&host, &want.to_host()).map_err(|e| TestCaseError::fail(format!("fri_fold: {e}")))?;
         let z = [rand_ext(r)];
-        let ge = c.b.evaluate_at(&CTX, &g, domain, &z).map_err(fail)?;
-        let ce = c.cpu.evaluate_at(&CTX, &cm, domain, &z).map_err(fail)?;
+        let ge = c.b.evaluate_at(&CTX, &g, domain, 0, &z).map_err(fail)?;
+        let ce = c.cpu.evaluate_at(&CTX, &cm, domain, 0, &z).map_err(fail)?;
         check(ge == ce, || "evaluate_at differs".into())
     });
     record(c, "property: fri_fold, evaluate_at", "(log_rows, log_arity, roll_in, seed)", r);

@@ -5,7 +5,7 @@ use backend_api::{ConstraintDomain, F};
 use backend_cpu::CpuBackend;
 use stark::debug::Violation;
 use stark::examples::{Cubic, Fibonacci};
-use stark::{prove, ProofOptions, ProveError, SingleTable};
+use stark::{prove, prove_with_settings, ProofOptions, ProveError, ProveSettings, Residency, SingleTable, Tables};
 
 fn options() -> ProofOptions {
     ProofOptions { log_blowup: 2, num_queries: 8, grinding_bits: 0, ..Default::default() }
@@ -39,5 +39,29 @@ fn a_bad_cell_of_a_degree_3_air_is_named() {
             assert_eq!((v.table.as_str(), v.constraint, v.row), ("cubic", 3, 9), "{v}");
         }
         other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+/// The traces are not kept past the LogUp round: the report's trace is
+/// rebuilt from its commitment, kept, spilled or recomputed (in whole
+/// cosets and in pieces), and names the same cell every way.
+#[test]
+fn a_bad_cell_is_named_whatever_the_residency() {
+    let (mut t, publics) = Fibonacci::trace(6, F::ONE, F::ONE);
+    t.set(37, 1, t.get(37, 1) + F::ONE);
+    let want = Violation { table: "fibonacci".into(), constraint: 1, domain: ConstraintDomain::Transition, row: 36 };
+    for residency in [
+        Residency::Keep,
+        Residency::spill_all(1 << 10),
+        Residency::RECOMPUTE_ALL,
+        Residency::Recompute { tables: Tables::ALL, log_split: 2 },
+    ] {
+        let settings = ProveSettings { residency, observer: None };
+        let air = SingleTable(Fibonacci::default());
+        let got = prove_with_settings(&CpuBackend::new(), &air, vec![t.clone()], &publics, &options(), &settings);
+        match got {
+            Err(ProveError::Unsatisfied(v)) => assert_eq!(v, want, "{}", residency.name()),
+            other => panic!("{}: {:?}", residency.name(), other.map(|_| ())),
+        }
     }
 }

@@ -7,7 +7,7 @@
 //               (1) or added (2) as to_d and to_acc say;
 //   1 accum:    d[i] (= or +=) (acc[i] - value) / (x_i - z);
 //   2 weights:  acc[i] = x_i / (z - x_i) (barycentric weights);
-//   3 partial:  partial[col][slice] = sum over the slice of m[col][i] * acc[i];
+//   3 partial:  partial[col][slice] = sum over the slice of m[col][i << log_stride] * acc[i];
 //   5 accum in place: mode 1 for the first point, from d into d.
 // Modes 1, 2 and 5 take ROWS consecutive rows an invocation and invert
 // their denominators together (one inversion, three products a row).
@@ -27,6 +27,8 @@ struct Pc {
     to_d: u32,
     to_acc: u32,
     coeff_base2: u32,
+    log_stride: u32,
+    pad: u32,
 }
 
 struct E3w {
@@ -152,7 +154,7 @@ fn partial(wid: vec3<u32>, tid: u32) {
     let hi = min(lo + per, pc.n);
     var s = e_zero();
     for (var i = lo + tid; i < hi; i += 256u) {
-        s = e_add(s, e_mul_base(ld3(i), m[pc.m_base + col * pc.n + i]));
+        s = e_add(s, e_mul_base(ld3(i), m[pc.m_base + ((col * pc.n + i) << pc.log_stride)]));
     }
     red[tid] = s;
     workgroupBarrier();

@@ -148,8 +148,10 @@ extern "C" __global__ void bary_weights(u64* w, u64 log_n, u64 z0, u64 z1, u64 z
 }
 
 // Partial sums of f_c(x_i) * w[i]: block (s, c) adds its slice of rows of
-// column c; partial[c][s] holds 3 u64.
-extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __restrict__ w, u64 n, u64* partial) {
+// column c; partial[c][s] holds 3 u64. Point i is row i << log_stride of m
+// (columns of n << log_stride rows).
+extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __restrict__ w, u64 n, u64 log_stride,
+                                        u64* partial) {
     __shared__ u64 sa[256], sb[256], sc[256];
     const u64 col = blockIdx.y;
     const u64 slices = gridDim.x;
@@ -162,7 +164,7 @@ extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __
     // shorter this way on sm_90.)
     f_acc a = f_acc_zero(), b = f_acc_zero(), c = f_acc_zero();
     for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        const u64 f = m[col * n + i];
+        const u64 f = m[(col * n + i) << log_stride];
         f_acc_madd(a, w[i], f);
         f_acc_madd(b, w[n + i], f);
         f_acc_madd(c, w[2 * n + i], f);

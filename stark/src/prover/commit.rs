@@ -105,8 +105,8 @@ impl<B: Backend> Committed<B> {
     /// The columns' polynomials at `points`, off `domain` (the matrix's).
     /// Their degree is below the height over 2^log_rate, so every
     /// 2^log_rate-th row (the coset shift * <w^(2^log_rate)>) determines
-    /// them exactly: only those rows are read, taken on the backend when
-    /// kept, uploaded when spilled.
+    /// them exactly: only those rows are read, in place when kept, uploaded
+    /// when spilled.
     pub(crate) fn evaluate_at(
         &self,
         s: Option<&Spiller<B>>,
@@ -118,10 +118,31 @@ impl<B: Backend> Committed<B> {
         let rows = Coset::new(domain.log_size - log_rate, domain.shift);
         match &self.store {
             Store::Recomputed(r) => r.recipe.evaluate_at(backend, ctx, points),
+            Store::Kept { lde, .. } => backend.evaluate_at(ctx, lde, rows, log_rate, points),
+            Store::Spilled(_) => backend.evaluate_at(ctx, self.piece(s, ctx, 0, log_rate)?.get(), rows, 0, points),
+        }
+    }
+
+    /// The trace this commitment extends by 2^log_rate onto `domain`,
+    /// rebuilt: every 2^log_rate-th row holds the trace's polynomial on the
+    /// coset shift * H_n, which `coset_lde` of blowup 1 by the inverse
+    /// shift takes back to H_n (a recomputed one's comes from its recipe).
+    /// For the prover's report on a trace that fails its constraints: the
+    /// traces are not kept past the LogUp round.
+    pub(crate) fn trace(
+        &self,
+        s: Option<&Spiller<B>>,
+        backend: &B,
+        ctx: &Ctx,
+        (domain, log_rate): (Coset, u32),
+    ) -> Result<B::Matrix> {
+        let back = domain.shift.inverse().ok_or_else(|| BackendError::invalid(Stage::CosetLde, "zero shift"))?;
+        match &self.store {
+            Store::Recomputed(r) => r.recipe.trace().piece(backend, ctx, 0, 0),
             Store::Kept { lde, .. } if log_rate > 0 => {
-                backend.evaluate_at(ctx, &backend.stride_rows(ctx, lde, 0, log_rate)?, rows, points)
+                backend.coset_lde(ctx, &backend.stride_rows(ctx, lde, 0, log_rate)?, 0, back)
             }
-            _ => backend.evaluate_at(ctx, self.piece(s, ctx, 0, log_rate)?.get(), rows, points),
+            _ => backend.coset_lde(ctx, self.piece(s, ctx, 0, log_rate)?.get(), 0, back),
         }
     }
 
@@ -185,36 +206,6 @@ pub(crate) enum Held<B: Backend> {
 }
 
 impl<B: Backend> Held<B> {
-    /// Values of every column at `points`, off `domain`: spilled, a block
-    /// of columns at a time (columns are independent).
-    pub fn evaluate_at(
-        &self,
-        backend: &B,
-        s: Option<&Spiller<B>>,
-        ctx: &Ctx,
-        domain: Coset,
-        points: &[Ext],
-    ) -> Result<Vec<Vec<Ext>>> {
-        let (blocks, s) = match (self, s) {
-            (Held::Kept(m), _) => return backend.evaluate_at(ctx, m, domain, points),
-            (Held::Recomputed(r), _) => return r.evaluate_at(backend, ctx, points),
-            (Held::Spilled(blocks), Some(s)) => (blocks, s),
-            (Held::Spilled(_), None) => return Err(unspilled(Stage::OutOfDomain)),
-        };
-        let mut out = vec![vec![]; points.len()];
-        for host in blocks {
-            let block = s.column_block(host.height(), host.width());
-            for c0 in (0..host.width()).step_by(block) {
-                let c1 = (c0 + block).min(host.width());
-                let part = s.up(ctx, &s.host(|| spill::column_block(ctx, host, c0, c1))?)?;
-                for (o, v) in out.iter_mut().zip(backend.evaluate_at(ctx, &part, domain, points)?) {
-                    o.extend(v);
-                }
-            }
-        }
-        Ok(out)
-    }
-
     pub fn piece(&self, s: Option<&Spiller<B>>, ctx: &Ctx, j: usize, log_pieces: u32) -> Result<Piece<'_, B>> {
         match self {
             Held::Kept(m) => Piece::kept(m.as_ref(), s, ctx, j, log_pieces),

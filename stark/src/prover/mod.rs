@@ -190,15 +190,15 @@ pub(crate) fn prove_as<B: Backend, M: Machine + ?Sized>(
     let (p, mut tr, _reservation) = setup(conduct, backend, machine, &traces, publics, options, settings)?;
     let (c, r) = (&p.clock, &mut vec![]);
     let mut main = c.round(r, "main", || p.main_commit(&mut tr, traces))?;
-    let mut aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), challenges, &main.traces))?;
+    let traces = std::mem::take(&mut main.traces);
+    let aux = c.round(r, "logup", || p.logup(&mut tr, machine.num_challenges(), challenges, traces))?;
     if conduct == Conduct::Honest && matches!(challenges, Challenges::Own) {
         machine.check_aux_values(publics, &aux.challenges, &aux.values).map_err(ProveError::AuxValues)?;
     }
     let fixed_ldes = std::mem::take(&mut main.fixed_ldes);
     let (alpha, parts) = c.round(r, "quotient", || p.quotient(&mut tr, &main, fixed_ldes, &aux))?;
-    let traces = (std::mem::take(&mut main.traces), std::mem::take(&mut aux.traces));
-    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, traces, (alpha, &aux), &parts))?;
     let main = main.commits;
+    let (z, ood) = c.round(r, "out-of-domain", || p.out_of_domain(&mut tr, (alpha, &aux), (&main, &parts)))?;
     let deep = c.round(r, "deep", || p.deep(&mut tr, z, (&main, &aux, &parts), &ood))?;
     let fri = c.round(r, "fri", || p.fri(&mut tr, deep))?;
     let (pow_nonce, queries) = c.round(r, "queries", || p.queries(&mut tr, (&main, &aux, &parts), &fri))?;

@@ -120,7 +120,7 @@ impl<B: Backend> Recipe<B> {
         let log_split = self.log_split.min(log_n);
         let trace = self.trace();
         if log_split == 0 || points.iter().any(|z| z.pow(1u64 << (log_n - log_split)).0[1..] == [F::ZERO; 2]) {
-            return b.evaluate_at(ctx, &trace.piece(b, ctx, 0, 0)?, Coset::subgroup(log_n), points);
+            return b.evaluate_at(ctx, &trace.piece(b, ctx, 0, 0)?, Coset::subgroup(log_n), 0, points);
         }
         // Barycentric over the trace domain H_n, summed piece by piece:
         // p(z) = (z^n - 1)/n * sum_i S_i, where piece i is the coset
@@ -132,7 +132,7 @@ impl<B: Backend> Recipe<B> {
         for i in 0..1usize << log_split {
             let s_i = w.pow(i as u64);
             let piece = trace.piece(b, ctx, i, log_split)?;
-            let evals = b.evaluate_at(ctx, &piece, Coset::new(log_n - log_split, s_i), points)?;
+            let evals = b.evaluate_at(ctx, &piece, Coset::new(log_n - log_split, s_i), 0, points)?;
             let s_m = s_i.pow(m);
             for ((sum, e), z) in sums.iter_mut().zip(evals).zip(points) {
                 let inv = (z.pow(m) - Ext::from_base(s_m)).inverse().expect("z^m is not in the base field");
@@ -285,7 +285,7 @@ mod tests {
         let trace = b.upload(&ctx, &trace).unwrap();
         let points = [Ext([F::new(7), F::new(11), F::new(13)]), Ext([F::new(3), F::ZERO, F::new(5)])];
         let whole = Recipe::of(&b, &ctx, &trace, 2, GENERATOR, 0).unwrap().evaluate_at(&b, &ctx, &points).unwrap();
-        assert_eq!(whole, b.evaluate_at(&ctx, &trace, Coset::subgroup(log_n), &points).unwrap());
+        assert_eq!(whole, b.evaluate_at(&ctx, &trace, Coset::subgroup(log_n), 0, &points).unwrap());
         for log_split in 1..=log_n + 1 {
             let split = Recipe::of(&b, &ctx, &trace, 2, GENERATOR, log_split).unwrap();
             assert_eq!(split.evaluate_at(&b, &ctx, &points).unwrap(), whole, "split 2^{log_split}");

@@ -37,9 +37,9 @@ pub(super) struct Prover<'a, B: Backend> {
     pub spill: Option<SpillState>,
 }
 
-/// A table's main and fixed columns on the trace domain, kept for the
-/// LogUp build and the out-of-domain values (n/N of the work on the LDE),
-/// which takes them (a recomputed LDE's recipe shares them).
+/// A table's main and fixed columns on the trace domain, for the LogUp
+/// build, which releases them (a recomputed LDE's recipe shares them):
+/// later rounds read the committed LDEs.
 pub(super) struct Traces<B: Backend> {
     pub main: Held<B>,
     pub fixed: Option<Arc<B::Matrix>>,
@@ -54,12 +54,10 @@ pub(super) struct MainRound<B: Backend> {
 }
 
 /// The LogUp round's result: per table with interactions, its auxiliary
-/// columns committed, their trace (taken by the out-of-domain round), and
-/// the bus sum.
+/// columns committed, and the bus sum.
 pub(super) struct AuxRound<B: Backend> {
     pub challenges: Vec<Ext>,
     pub commits: Vec<Option<Committed<B>>>,
-    pub traces: Vec<Option<Held<B>>>,
     pub values: Vec<Vec<Ext>>,
 }
 
@@ -123,44 +121,45 @@ impl<B: Backend> Prover<'_, B> {
         Ok(round)
     }
 
-    /// LogUp round: the challenges (own or shared), then every table's auxiliary columns
-    /// built from its traces on the backend, extended and committed.
+    /// LogUp round: the challenges (own or shared), then every table's
+    /// auxiliary columns built from its traces on the backend, extended and
+    /// committed. Each table's traces are released once read: no later
+    /// round needs them (the out-of-domain values come from the LDEs).
     pub fn logup(
         &self,
         tr: &mut Transcript,
         num_challenges: usize,
         source: protocol::Challenges,
-        traces: &[Traces<B>],
+        traces: Vec<Traces<B>>,
     ) -> Result<AuxRound<B>, ProveError> {
         let b = self.backend;
         let challenges = protocol::logup_challenges(tr, num_challenges, source).map_err(ProveError::Statement)?;
-        let built = self.per_table(|t, ctx| {
+        let built = self.per_table_taking(traces, |t, ctx, traces| {
             let Some(logup) = self.tables[t].logup() else { return Ok(None) };
             let shape = &self.shapes[t];
             let (trace, sum) = self.clock.time("aux build", &shape.name, || {
-                let main = traces[t].main.piece(self.spiller().as_ref(), ctx, 0, 0)?;
+                let main = traces.main.piece(self.spiller().as_ref(), ctx, 0, 0)?;
                 let inputs = LogUpInputs {
                     logup,
                     main: main.get(),
-                    fixed: traces[t].fixed.as_deref(),
+                    fixed: traces.fixed.as_deref(),
                     z: challenges[logup.z],
                     alpha: challenges[logup.alpha],
                 };
                 b.logup_aux(ctx, &inputs)
             })?;
-            let (trace, aux) = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, trace))?;
-            Ok(Some((trace, aux, sum)))
+            drop(traces);
+            let (_, aux) = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, trace))?;
+            Ok(Some((aux, sum)))
         })?;
-        let mut round = AuxRound { challenges, commits: vec![], traces: vec![], values: vec![] };
+        let mut round = AuxRound { challenges, commits: vec![], values: vec![] };
         for table in built {
-            let values: Vec<Ext> = table.as_ref().map(|(_, _, sum)| *sum).into_iter().collect();
-            if let Some((_, commit, _)) = &table {
+            let values: Vec<Ext> = table.as_ref().map(|(_, sum)| *sum).into_iter().collect();
+            if let Some((commit, _)) = &table {
                 tr.absorb_digest(b"aux-root", &commit.root());
             }
             tr.absorb_exts(b"aux-values", &values);
-            let (trace, commit) = table.map(|(trace, commit, _)| (trace, commit)).unzip();
-            round.traces.push(trace);
-            round.commits.push(commit);
+            round.commits.push(table.map(|(commit, _)| commit));
             round.values.push(values);
         }
         Ok(round)
@@ -186,7 +185,7 @@ impl<B: Backend> Prover<'_, B> {
                 self.clock.time("compose", &shape.name, || self.compose(ctx, t, main, fixed.as_ref(), aux, alpha))?;
             drop(fixed);
             self.clock.time("quotient commit", &shape.name, || {
-                let parts = self.split(ctx, t, &q, &main.traces[t].main, aux.challenges.len())?;
+                let parts = self.split(ctx, t, &q, &main.commits[t], aux.challenges.len())?;
                 // The composition is not needed past its split: freed
                 // before the parts are committed (the round's peak).
                 drop(q);
@@ -202,33 +201,29 @@ impl<B: Backend> Prover<'_, B> {
     /// Out-of-domain round: z, then every table's columns at z * w^offset
     /// and its quotient parts at z, checked against each other as the
     /// verifier will (an honest prover reports a trace that fails its
-    /// constraints here, by constraint and row). No round reads the traces
-    /// after it: they are released table by table.
+    /// constraints here, by constraint and row).
     pub fn out_of_domain(
         &self,
         tr: &mut Transcript,
-        (traces, aux_traces): (Vec<Traces<B>>, Vec<Option<Held<B>>>),
         (alpha, aux_round): (Ext, &AuxRound<B>),
-        parts: &[Committed<B>],
+        (main, parts): (&[Committed<B>], &[Committed<B>]),
     ) -> Result<(Ext, Vec<TableOod>), ProveError> {
         let z = protocol::draw_ood_point(tr);
         let b = self.backend;
-        let both: Vec<_> = traces.into_iter().zip(aux_traces).collect();
-        let ood = self.per_table_taking(both, |t, ctx, (main, aux)| {
+        let ood = self.per_table(|t, ctx| {
             let shape = &self.shapes[t];
-            let trace_domain = Coset::subgroup(shape.log_n);
             let points = shape.ood_points(z);
             let s = self.spiller();
             let od = self.clock.time("out-of-domain", &shape.name, || -> Result<_, BackendError> {
-                let main = main.main.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?;
-                let aux = match &aux {
-                    Some(a) => a.evaluate_at(b, s.as_ref(), ctx, trace_domain, &points)?,
+                // Every committed matrix has degree below n: one n-point
+                // coset of the LDE domain determines it.
+                let lde = (self.lde_domain(t), shape.log_lde - shape.log_n);
+                let main = main[t].evaluate_at(s.as_ref(), b, ctx, lde, &points)?;
+                let aux = match &aux_round.commits[t] {
+                    Some(a) => a.evaluate_at(s.as_ref(), b, ctx, lde, &points)?,
                     None => vec![vec![]; points.len()],
                 };
-                // The parts have degree below n: one n-point coset of
-                // the LDE domain determines them.
-                let rate = shape.log_lde - shape.log_n;
-                let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, (self.lde_domain(t), rate), &[z])?.remove(0);
+                let quotient = parts[t].evaluate_at(s.as_ref(), b, ctx, lde, &[z])?.remove(0);
                 Ok(TableOod { main, aux, quotient })
             })?;
             let (challenges, values) = (&aux_round.challenges, &aux_round.values[t]);
@@ -240,7 +235,7 @@ impl<B: Backend> Prover<'_, B> {
                     table: shape.name.clone(),
                     bound: shape.parts << shape.log_n,
                 };
-                return Err(self.locate(ctx, t, e, &main.main, challenges.len()));
+                return Err(self.locate(ctx, t, e, &main[t], challenges.len()));
             }
             Ok(od)
         })?;

@@ -265,12 +265,6 @@ impl<B: Backend> Spiller<'_, B> {
         Ok(out)
     }
 
-    /// Columns per block read whole (an out-of-domain evaluation reads a
-    /// block and makes weights of its height).
-    pub fn column_block(&self, height: usize, width: usize) -> usize {
-        ((self.chunk_bytes / (8 * 4 * height as u64).max(1)) as usize).clamp(1, width.max(1))
-    }
-
     /// Rows per committed block: a power of two, the block of `width`
     /// columns within `chunk_bytes`, and small enough (at most 1/256 of
     /// the rows, down to 1024) that opening re-sends little: a block goes

@@ -214,7 +214,7 @@ impl<B: Backend> Prover<'_, B> {
         ctx: &Ctx,
         t: usize,
         q: &B::Matrix,
-        trace: &Held<B>,
+        main: &Committed<B>,
         num_challenges: usize,
     ) -> Result<B::Matrix, ProveError> {
         let (b, shape, (domain, _)) = (self.backend, &self.shapes[t], self.quotient_domain(t));
@@ -223,25 +223,26 @@ impl<B: Backend> Prover<'_, B> {
                 let low = super::low_degree_part(b, ctx, q, domain, shape.parts << shape.log_n)?;
                 Ok(b.split_quotient(ctx, &low, domain, shape.log_n, shape.parts, shape.log_lde)?)
             }
-            Err(e) => Err(self.locate(ctx, t, e, trace, num_challenges)),
+            Err(e) => Err(self.locate(ctx, t, e, main, num_challenges)),
             Ok(parts) => Ok(parts),
         }
     }
 
     /// `e` as the prover reports it: when it says table `t`'s trace fails
-    /// its constraints, the first failing constraint and row.
+    /// its constraints, the first failing constraint and row (on the trace
+    /// rebuilt from its commitment `main`).
     pub(super) fn locate(
         &self,
         ctx: &Ctx,
         t: usize,
         e: BackendError,
-        trace: &Held<B>,
+        main: &Committed<B>,
         num_challenges: usize,
     ) -> ProveError {
-        match trace.piece(self.spiller().as_ref(), ctx, 0, 0) {
-            Ok(trace) => {
-                crate::debug::locate(e, self.backend, self.tables[t], trace.get(), self.publics, num_challenges)
-            }
+        let shape = &self.shapes[t];
+        let lde = (self.lde_domain(t), shape.log_lde - shape.log_n);
+        match main.trace(self.spiller().as_ref(), self.backend, ctx, lde) {
+            Ok(trace) => crate::debug::locate(e, self.backend, self.tables[t], &trace, self.publics, num_challenges),
             Err(read) => read.into(),
         }
     }
