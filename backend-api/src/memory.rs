@@ -96,9 +96,14 @@ fn twist_elems(log_n: u32) -> u64 {
     shl(lo).saturating_add(shl(log_n.min(126) - lo))
 }
 
-/// Partial sums of a barycentric evaluation: up to 64 slices per column.
+/// Points an out-of-domain evaluation reads a matrix once for (a table's
+/// columns are opened at z and at z times the trace's generator).
+pub const OOD_POINTS: u64 = 2;
+
+/// Partial sums of a barycentric evaluation: up to 64 slices per column,
+/// for each point of a pass.
 fn ood_partials(rows: u64, width: u64) -> u64 {
-    matrix_bytes(rows.div_ceil(4096).clamp(1, 64), width.saturating_mul(3))
+    matrix_bytes(rows.div_ceil(4096).clamp(1, 64), width.saturating_mul(3 * OOD_POINTS))
 }
 
 /// What one operation allocates on the device.
@@ -150,8 +155,9 @@ pub fn stage_alloc(stage: Stage, d: &TableDims) -> StageAlloc {
         // The denominators 1 / (x^n - 1) take 2^log_blowup values.
         Stage::Compose => (matrix_bytes(big, 3), matrix_bytes(1 << d.log_blowup.min(32), 1)),
         Stage::QuotientSplit => (matrix_bytes(big, d.parts.saturating_mul(3)), add(&[matrix_bytes(big, 3), ELEM])),
-        // Barycentric weights and per-slice partial sums.
-        Stage::OutOfDomain => (0, add(&[matrix_bytes(n, 3), ood_partials(n, w)])),
+        // Barycentric weights and per-slice partial sums, for the points
+        // of one pass.
+        Stage::OutOfDomain => (0, add(&[matrix_bytes(n, 3 * OOD_POINTS), ood_partials(n, w)])),
         Stage::Deep => (matrix_bytes(big, 3), matrix_bytes(big, 3)),
         Stage::FriFold => (matrix_bytes(n, 3), 0),
         Stage::Grind => (0, ELEM),
@@ -211,7 +217,8 @@ pub fn table_resident(d: &TableDims) -> u64 {
 /// The most a table holds on top of its resident set at any stage: the
 /// LDE's coefficient scratch of its widest matrix, or the quotient with
 /// the split's coefficients (both lde_rows x 3), or an out-of-domain
-/// evaluation's weights over the LDE domain with its partial sums.
+/// evaluation's weights over the trace's size (every committed matrix is
+/// read on an n-point coset of its LDE) with its partial sums.
 pub fn table_transient(d: &TableDims) -> u64 {
     if let Some(piece) = d.spill_piece {
         return spilled_transient(d, piece);
@@ -221,8 +228,7 @@ pub fn table_transient(d: &TableDims) -> u64 {
     }
     let lde = TableDims::matrix(d.log_n, d.log_blowup, d.widest() as usize);
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
-    let lde_domain = d.log_n.saturating_add(d.log_blowup);
-    let ood = stage_alloc(Stage::OutOfDomain, &TableDims::matrix(lde_domain, 0, d.parts.saturating_mul(3) as usize));
+    let ood = stage_alloc(Stage::OutOfDomain, &TableDims::matrix(d.log_n, 0, d.widest() as usize));
     stage_alloc(Stage::CosetLde, &lde).scratch.max(split).max(ood.scratch)
 }
 

@@ -3,7 +3,7 @@
 
 use crate::stream::{DevBuf, Scope};
 use crate::{ext_of, ext_u64, CudaBackend, CudaMatrix};
-use backend_api::memory::matrix_bytes;
+use backend_api::memory::{matrix_bytes, OOD_POINTS};
 use backend_api::{validate, BackendError, Coset, Ctx, DeepColumns, DeepOps, DeepPoint, Ext, Result, Stage, F};
 use std::sync::Arc;
 
@@ -34,24 +34,37 @@ impl DeepOps for CudaBackend {
         let _permit = self.admit(stage, ctx, Self::dims(domain.log_size, 0, w))?;
         let mut sc = self.scope(stage, ctx)?;
         let tw = self.twiddles(&mut sc, domain.log_size)?;
-        let weights = sc.alloc(big * 3)?;
+        let pass = OOD_POINTS as usize;
+        let weights = sc.alloc(big * 3 * pass)?;
         let slices = big.div_ceil(4096).clamp(1, 64);
-        let partial = sc.alloc(w * slices * 3)?;
+        let partial = sc.alloc(w * slices * 3 * pass)?;
         let s = domain.shift;
         let sn = s.pow(big as u64);
-        let mut out = Vec::with_capacity(points.len());
-        for &z in points {
-            if let Some(i) = domain.index_of(z) {
+        // (z^N - s^N) / (N s^N)
+        let den = (F::new(big as u64) * sn).inverse().ok_or_else(|| BackendError::invalid(stage, "zero shift"))?;
+        let mut out: Vec<Vec<Ext>> = vec![vec![]; points.len()];
+        let mut off = vec![];
+        for (p, &z) in points.iter().enumerate() {
+            match domain.index_of(z) {
                 // A point of the domain: the column values themselves.
-                let idx: Vec<u64> = (0..w).map(|c| ((c * big + i) << log_stride) as u64).collect();
-                let v = Self::gather(&mut sc, &m.buf, &idx)?;
-                out.push(v.into_iter().map(|x| Ext::from_base(F::new(x))).collect());
-                continue;
+                Some(i) => {
+                    let idx: Vec<u64> = (0..w).map(|c| ((c * big + i) << log_stride) as u64).collect();
+                    let v = Self::gather(&mut sc, &m.buf, &idx)?;
+                    out[p] = v.into_iter().map(|x| Ext::from_base(F::new(x))).collect();
+                }
+                None => off.push((p, z)),
             }
-            let zc = ext_u64(z);
-            let args = [weights.ptr, domain.log_size as u64, zc[0], zc[1], zc[2], s.value(), tw.fwd.ptr, tw.log as u64];
-            let grid = Self::grid(big.div_ceil(BARY_ROWS) as u64, 128);
-            sc.launch(dev.func("bary_weights"), grid, 128, 0, &args, &[&weights, &tw.fwd])?;
+        }
+        // OOD_POINTS points a pass: each value is read once for all of them.
+        for batch in off.chunks(pass) {
+            let np = batch.len();
+            for (k, &(_, z)) in batch.iter().enumerate() {
+                let zc = ext_u64(z);
+                let wk = weights.at(k * 3 * big);
+                let args = [wk, domain.log_size as u64, zc[0], zc[1], zc[2], s.value(), tw.fwd.ptr, tw.log as u64];
+                let grid = Self::grid(big.div_ceil(BARY_ROWS) as u64, 128);
+                sc.launch(dev.func("bary_weights"), grid, 128, 0, &args, &[&weights, &tw.fwd])?;
+            }
             for c0 in (0..w).step_by(65535) {
                 let nc = (w - c0).min(65535);
                 let args = [
@@ -59,26 +72,22 @@ impl DeepOps for CudaBackend {
                     weights.ptr,
                     big as u64,
                     log_stride as u64,
-                    partial.at(c0 * slices * 3),
+                    np as u64,
+                    partial.at(c0 * slices * 3 * np),
                 ];
                 let bufs = [&m.buf, &weights, &partial];
                 sc.launch(dev.func("bary_partial"), (slices as u32, nc as u32, 1), 256, 0, &args, &bufs)?;
             }
-            let p = Self::download_u64(&mut sc, &partial, 0, w * slices * 3)?;
-            // (z^N - s^N) / (N s^N)
-            let num = z.pow(big as u64) - Ext::from_base(sn);
-            let den = (F::new(big as u64) * sn).inverse().ok_or_else(|| BackendError::invalid(stage, "zero shift"))?;
-            let pref = num.mul_base(den);
-            let row: Vec<Ext> = (0..w)
-                .map(|c| {
-                    let mut acc = Ext::ZERO;
-                    for k in 0..slices {
-                        acc += ext_of(&p[(c * slices + k) * 3..]);
-                    }
-                    pref * acc
-                })
-                .collect();
-            out.push(row);
+            let part = Self::download_u64(&mut sc, &partial, 0, w * slices * 3 * np)?;
+            for (k, &(p, z)) in batch.iter().enumerate() {
+                let pref = (z.pow(big as u64) - Ext::from_base(sn)).mul_base(den);
+                out[p] = (0..w)
+                    .map(|c| {
+                        let sum: Ext = (0..slices).map(|j| ext_of(&part[((c * slices + j) * np + k) * 3..])).sum();
+                        pref * sum
+                    })
+                    .collect();
+            }
         }
         Ok(out)
     }

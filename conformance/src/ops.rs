@@ -774,7 +774,8 @@ impl<B: Backend> Checker<'_, B> {
                 (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
             });
             // A committed LDE read in place on the coset of every 2^s-th
-            // row; a point of the domain too (its rows themselves).
+            // row, at three points off the domain (a backend may read a
+            // matrix once for several) and one on it (its rows themselves).
             for s in [1u32, 2] {
                 if (rows << s) * w > self.lde_cap() && w > 1 {
                     continue;
@@ -783,7 +784,7 @@ impl<B: Backend> Checker<'_, B> {
                     let (g, cm) = c.up(&rand_matrix(r, w, rows << s))?;
                     let d = Coset::new(log, GENERATOR);
                     let on = Ext::from_base(d.shift * d.generator().pow(r.gen_range(0..rows as u64)));
-                    let points = [rand_ext(r), on];
+                    let points = [rand_ext(r), on, rand_ext(r), rand_ext(r)];
                     let got = c.b.evaluate_at(&CTX, &g, d, s, &points).map_err(|e| e.to_string())?;
                     let want = c.cpu.evaluate_at(&CTX, &cm, d, s, &points).map_err(|e| e.to_string())?;
                     let rows_apart = c.cpu.stride_rows(&CTX, &cm, 0, s).map_err(|e| e.to_string())?;

@@ -147,11 +147,12 @@ extern "C" __global__ void bary_weights(u64* w, u64 log_n, u64 z0, u64 z1, u64 z
     }
 }
 
-// Partial sums of f_c(x_i) * w[i]: block (s, c) adds its slice of rows of
-// column c; partial[c][s] holds 3 u64. Point i is row i << log_stride of m
-// (columns of n << log_stride rows).
+// Partial sums of f_c(x_i) * w_k[i] for one or two points k (the weights
+// of point k at w + 3nk): block (s, c) adds its slice of rows of column c
+// for every point, reading each value once; partial[c][s][k] holds 3 u64.
+// Point i is row i << log_stride of m (columns of n << log_stride rows).
 extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __restrict__ w, u64 n, u64 log_stride,
-                                        u64* partial) {
+                                        u64 points, u64* partial) {
     __shared__ u64 sa[256], sb[256], sc[256];
     const u64 col = blockIdx.y;
     const u64 slices = gridDim.x;
@@ -160,31 +161,43 @@ extern "C" __global__ void bary_partial(const u64* __restrict__ m, const u64* __
     u64 hi = lo + per;
     if (hi > n) hi = n;
     // The products summed unreduced (fewer than 2^31 rows a thread).
-    // (Three f_acc rather than an e_acc: the loop is two instructions
-    // shorter this way on sm_90.)
-    f_acc a = f_acc_zero(), b = f_acc_zero(), c = f_acc_zero();
+    // (f_acc by coordinate rather than an e_acc: the loop is two
+    // instructions shorter this way on sm_90.)
+    f_acc acc[2][3] = {{f_acc_zero(), f_acc_zero(), f_acc_zero()}, {f_acc_zero(), f_acc_zero(), f_acc_zero()}};
+    const u64* w1 = w + 3 * n;
     for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
         const u64 f = m[(col * n + i) << log_stride];
-        f_acc_madd(a, w[i], f);
-        f_acc_madd(b, w[n + i], f);
-        f_acc_madd(c, w[2 * n + i], f);
+        f_acc_madd(acc[0][0], w[i], f);
+        f_acc_madd(acc[0][1], w[n + i], f);
+        f_acc_madd(acc[0][2], w[2 * n + i], f);
+        if (points > 1) {
+            f_acc_madd(acc[1][0], w1[i], f);
+            f_acc_madd(acc[1][1], w1[n + i], f);
+            f_acc_madd(acc[1][2], w1[2 * n + i], f);
+        }
     }
-    sa[threadIdx.x] = f_acc_reduce(a);
-    sb[threadIdx.x] = f_acc_reduce(b);
-    sc[threadIdx.x] = f_acc_reduce(c);
-    __syncthreads();
-    for (u32 s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            sa[threadIdx.x] = f_add(sa[threadIdx.x], sa[threadIdx.x + s]);
-            sb[threadIdx.x] = f_add(sb[threadIdx.x], sb[threadIdx.x + s]);
-            sc[threadIdx.x] = f_add(sc[threadIdx.x], sc[threadIdx.x + s]);
+    // Unrolled, so acc stays in registers; points is uniform across the block.
+#pragma unroll
+    for (u32 k = 0; k < 2; k++) {
+        if (k >= points) break;
+        sa[threadIdx.x] = f_acc_reduce(acc[k][0]);
+        sb[threadIdx.x] = f_acc_reduce(acc[k][1]);
+        sc[threadIdx.x] = f_acc_reduce(acc[k][2]);
+        __syncthreads();
+        for (u32 s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) {
+                sa[threadIdx.x] = f_add(sa[threadIdx.x], sa[threadIdx.x + s]);
+                sb[threadIdx.x] = f_add(sb[threadIdx.x], sb[threadIdx.x + s]);
+                sc[threadIdx.x] = f_add(sc[threadIdx.x], sc[threadIdx.x + s]);
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            u64* p = partial + ((col * slices + blockIdx.x) * points + k) * 3;
+            p[0] = sa[0];
+            p[1] = sb[0];
+            p[2] = sc[0];
         }
         __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        u64* p = partial + (col * slices + blockIdx.x) * 3;
-        p[0] = sa[0];
-        p[1] = sb[0];
-        p[2] = sc[0];
     }
 }

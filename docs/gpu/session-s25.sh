@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Session 25 on the H200 host: out-of-domain values read in place from the
+# committed LDEs, traces released after LogUp, Merkle commits on the CPU
+# without a whole leaf level. Binaries built on the development machine and
+# carried (gzipped) in .gpu-run; "old" is 715231b, "new" the change
+# (.gpu-run/commit names both):
+#   kiln-{old,new}        `cargo build --release -p vm --features cuda`
+#   prove_air-{old,new}   `cargo build --release -p benches --features cuda
+#                         --example prove_air`
+#   conformance_cuda      the conformance crate's `cuda` test binary (new)
+#   vs_cpu                backend-cuda's `vs_cpu` test binary (new)
+# Phases:
+#   check  vs_cpu; conformance groups $CONF_GROUPS (default deep,
+#          stark_proofs, vm_proofs; to 2^18 rows); the 2^20-cycle
+#          program's proofs from old and new, CUDA and CPU, compared;
+#   perf   `kiln prove` of the 2^20-cycle program on the CPU, old and new
+#          alternated, $ROUNDS rounds (default 3), then recomputed once
+#          each: wall, peak RSS, CPU time (docs/gpu/wall.py); on CUDA,
+#          the same three rounds; `prove_air 20 64 4 HASH cuda 6`, old and
+#          new alternated, two rounds.
+# Run from the repository root: bash docs/gpu/session-s25.sh check|perf
+# Logs go to $OUT.
+set -uo pipefail
+B=.gpu-run
+OUT=${OUT:-/tmp/s25}
+mkdir -p "$OUT"
+CHAIN="vm/examples/chain.kasm --input 262142,3"
+L="$OUT/${LOG:-$1}.log"
+log() { echo "== $*" | tee -a "$L"; }
+for z in $B/*.gz; do [ -e "$z" ] && gunzip -f "$z" && chmod +x "${z%.gz}"; done
+log "$(cat $B/commit) on $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo)"
+case "$1" in
+check)
+    $B/vs_cpu --test-threads 1 2>&1 | grep -E "test result|FAIL|panicked" | tee -a "$L"
+    for g in ${CONF_GROUPS:-deep stark_proofs vm_proofs}; do
+        KILN_CONFORMANCE_MAX_LOG=18 $B/conformance_cuda "cuda::$g" --exact --test-threads 1 2>&1 \
+            | grep -E "cases|test result|FAIL" | tee -a "$L"
+    done
+    for be in cuda cpu; do
+        for v in old new; do
+            $B/kiln-$v prove $CHAIN --backend $be --out "$OUT/$v-$be.proof" | grep -E "^proof" | tee -a "$L"
+        done
+        cmp "$OUT/old-$be.proof" "$OUT/new-$be.proof" && log "$be proofs of old and new identical"
+    done
+    cmp "$OUT/new-cpu.proof" "$OUT/new-cuda.proof" && log "new CPU and CUDA proofs identical"
+    ;;
+perf)
+    for be in cpu cuda; do
+        for round in $(seq 1 "${ROUNDS:-3}"); do
+            for v in old new; do
+                log "$v round $round: kiln prove chain 2^20 --backend $be (wall s, peak RSS kB, rc, cpu user+sys s)"
+                python3 docs/gpu/wall.py $B/kiln-$v prove $CHAIN --backend $be --out /tmp/$v-w.proof | tee -a "$L"
+            done
+        done
+    done
+    for v in old new; do
+        log "$v: kiln prove chain 2^20 --backend cpu --residency recompute (wall s, peak RSS kB, rc, cpu user+sys s)"
+        python3 docs/gpu/wall.py $B/kiln-$v prove $CHAIN --backend cpu --residency recompute --out /tmp/$v-r.proof \
+            | tee -a "$L"
+    done
+    for round in 1 2; do
+        for h in blake3 keccak; do
+            for v in old new; do
+                log "$v round $round: prove_air 20 64 4 $h cuda 6"
+                $B/prove_air-$v 20 64 4 $h cuda 6 2>&1 | grep -E "^(rounds|prove:)" | tee -a "$L"
+            done
+        done
+    done
+    ;;
+esac
+rm -f "$OUT"/*.proof
