@@ -22,15 +22,16 @@
 //! The bytes do not change. Rows j, j + B, j + 2B, ... of an LDE of
 //! blowup B are its values on coset j of the trace domain, so
 //! - the tree is built on the host from the cosets' leaf digests,
-//!   interleaved back into row order;
+//!   interleaved back into row order, and kept from level 4 up;
 //! - composition and DEEP already run coset by coset when a table is not
 //!   kept, their outputs put back in row order by `interleave`
 //!   ([`super::tables`]);
-//! - an opening takes the row's values from its rebuilt coset and the
-//!   path from the host tree;
+//! - an opening takes its row and the 15 others under the same kept
+//!   digest from the rebuilt cosets, rehashes them for the path's lowest
+//!   four siblings, and takes the rest from the host tree;
 //! - out of the domain, the LDE's polynomial is the trace's.
 
-use backend_api::hash::hash_node;
+use backend_api::hash::{hash_leaf, hash_node};
 use backend_api::host::{try_zeroed, AllocFailed};
 use backend_api::{
     Backend, BackendError, Coset, Ctx, DeviceMatrix, Digest, Ext, HashKind, Result, RowOpening, Stage, F,
@@ -149,10 +150,18 @@ impl<B: Backend> Recipe<B> {
     }
 }
 
+/// The lowest tree level a recomputed commitment keeps: an opening
+/// rehashes the 2^FIRST_KEPT rows around its row from the cosets it
+/// rebuilds anyway (the levels below hold 15/16 of the digests).
+const FIRST_KEPT: usize = 4;
+
 /// A commitment whose LDE is rebuilt from its recipe: the tree's levels
-/// on the host (leaves first, the root alone last).
+/// from `first` up on the host (the root alone last).
 pub(crate) struct Recomputed<B: Backend> {
     pub recipe: Recipe<B>,
+    hash: HashKind,
+    height: usize,
+    first: usize,
     levels: Vec<Vec<Digest>>,
 }
 
@@ -167,45 +176,63 @@ impl<B: Backend> Recomputed<B> {
         }
         let leaves = interleave(ctx, &digests)?;
         drop(digests);
-        let levels = levels(leaves, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))?;
-        Ok(Recomputed { recipe, levels })
+        let height = leaves.len();
+        let mut levels = levels(leaves, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))?;
+        let first = FIRST_KEPT.min(levels.len() - 1);
+        let levels = levels.split_off(first);
+        Ok(Recomputed { recipe, hash, height, first, levels })
     }
 
     pub fn root(&self) -> Digest {
         self.levels.last().and_then(|l| l.first()).copied().unwrap_or_default()
     }
 
-    /// Each piece with a queried row is rebuilt once; the rows' values
-    /// come from it, their paths from the host tree.
+    /// Each piece with a row of a queried row's group (the 2^first rows
+    /// under one kept digest) is rebuilt once; the group's rows are
+    /// rehashed up to the kept levels, which give the rest of the path.
     pub fn open(&self, b: &B, ctx: &Ctx, rows: &[usize]) -> Result<Vec<RowOpening>> {
-        let height = self.levels.first().map_or(0, Vec::len);
+        let height = self.height;
         if let Some(&r) = rows.iter().find(|&&r| r >= height) {
             let why = format!("row {r} is out of range for {height} rows");
             return Err(BackendError::invalid(Stage::MerkleOpen, why));
         }
+        let group = 1usize << self.first;
+        let mut wanted: Vec<usize> = rows.iter().flat_map(|&r| (r & !(group - 1))..(r | (group - 1)) + 1).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
         let log_cosets = self.recipe.log_pieces();
         let mask = (1usize << log_cosets) - 1;
-        let mut out: Vec<Option<RowOpening>> = vec![None; rows.len()];
+        let mut values: Vec<Option<Vec<F>>> = vec![None; wanted.len()];
         for j in 0..1usize << log_cosets {
-            let here: Vec<usize> = (0..rows.len()).filter(|&q| rows[q] & mask == j).collect();
+            let here: Vec<usize> = (0..wanted.len()).filter(|&w| wanted[w] & mask == j).collect();
             if here.is_empty() {
                 continue;
             }
             let coset = self.recipe.piece(b, ctx, j, log_cosets)?;
-            let positions: Vec<usize> = here.iter().map(|&q| rows[q] >> log_cosets).collect();
-            for (q, values) in here.into_iter().zip(b.rows(ctx, &coset, &positions)?) {
-                out[q] = Some(RowOpening { values, path: self.path(rows[q]) });
+            let positions: Vec<usize> = here.iter().map(|&w| wanted[w] >> log_cosets).collect();
+            for (w, v) in here.into_iter().zip(b.rows(ctx, &coset, &positions)?) {
+                values[w] = Some(v);
             }
         }
-        Ok(out.into_iter().flatten().collect())
+        let row = |r: usize| -> &[F] {
+            let w = wanted.binary_search(&r).expect("every group row was wanted");
+            values[w].as_deref().expect("every wanted row was read")
+        };
+        Ok(rows.iter().map(|&r| RowOpening { values: row(r).to_vec(), path: self.path(r, row) }).collect())
     }
 
-    /// The siblings of row `r`'s nodes, leaves first.
-    fn path(&self, mut r: usize) -> Vec<Digest> {
-        let mut path = Vec::with_capacity(self.levels.len() - 1);
-        for level in &self.levels[..self.levels.len() - 1] {
-            path.push(level[r ^ 1]);
-            r /= 2;
+    /// The siblings of row `r`'s nodes, leaves first: those below the
+    /// first kept level from its group's rows (`row`), rehashed.
+    fn path<'a>(&self, r: usize, row: impl Fn(usize) -> &'a [F]) -> Vec<Digest> {
+        let base = r & !((1usize << self.first) - 1);
+        let mut level: Vec<Digest> = (base..base + (1 << self.first)).map(|i| hash_leaf(self.hash, row(i))).collect();
+        let mut path = Vec::with_capacity(self.first + self.levels.len() - 1);
+        for l in 0..self.first {
+            path.push(level[((r - base) >> l) ^ 1]);
+            level = level.chunks(2).map(|p| hash_node(self.hash, &p[0], &p[1])).collect();
+        }
+        for (l, digests) in self.levels[..self.levels.len() - 1].iter().enumerate() {
+            path.push(digests[(r >> (self.first + l)) ^ 1]);
         }
         path
     }
