@@ -20,8 +20,9 @@
 #          alternated, $ROUNDS rounds (default 3), then recomputed once
 #          each: wall, peak RSS, CPU time (docs/gpu/wall.py); on CUDA,
 #          the same three rounds; `prove_air 20 64 4 HASH cuda 6`, old and
-#          new alternated, two rounds ($BACKENDS picks the backends of
-#          the kiln runs, default "cpu cuda");
+#          new alternated, $PROVE_AIR_ROUNDS rounds (default 2; $BACKENDS
+#          picks the backends of the kiln runs, default "cpu cuda";
+#          $RECOMPUTE_ROUNDS the recomputed runs, default 1);
 #   crossover  the `auto` crossover with kiln-$V (default new): the chain
 #          program at 2^16 to 2^20 cycles on the CPU and on CUDA, two
 #          whole-process walls each, and the embedded default program
@@ -63,12 +64,14 @@ perf)
             done
         done
     done
-    for v in ${VERSIONS:-old new}; do
-        log "$v: kiln prove chain 2^20 --backend cpu --residency recompute (wall s, peak RSS kB, rc, cpu user+sys s)"
-        python3 docs/gpu/wall.py $B/kiln-$v prove $CHAIN --backend cpu --residency recompute --out /tmp/$v-r.proof \
-            | tee -a "$L"
+    for round in $(seq 1 "${RECOMPUTE_ROUNDS:-1}"); do
+        for v in ${VERSIONS:-old new}; do
+            log "$v: kiln prove chain 2^20 --backend cpu --residency recompute (wall s, peak RSS kB, rc, cpu user+sys s)"
+            python3 docs/gpu/wall.py $B/kiln-$v prove $CHAIN --backend cpu --residency recompute --out /tmp/$v-r.proof \
+                | tee -a "$L"
+        done
     done
-    for round in 1 2; do
+    for round in $(seq 1 "${PROVE_AIR_ROUNDS:-2}"); do
         for h in blake3 keccak; do
             for v in ${VERSIONS:-old new}; do
                 [ -x $B/prove_air-$v ] || continue
