@@ -22,7 +22,8 @@
 //! The bytes do not change. Rows j, j + B, j + 2B, ... of an LDE of
 //! blowup B are its values on coset j of the trace domain, so
 //! - the tree is built on the host from the cosets' leaf digests,
-//!   interleaved back into row order, and kept from level 4 up;
+//!   interleaved back into row order, and kept from level 4 up (whole
+//!   when the cosets are split);
 //! - composition and DEEP already run coset by coset when a table is not
 //!   kept, their outputs put back in row order by `interleave`
 //!   ([`super::tables`]);
@@ -150,9 +151,11 @@ impl<B: Backend> Recipe<B> {
     }
 }
 
-/// The lowest tree level a recomputed commitment keeps: an opening
-/// rehashes the 2^FIRST_KEPT rows around its row from the cosets it
-/// rebuilds anyway (the levels below hold 15/16 of the digests).
+/// The lowest tree level a recomputed commitment keeps when its pieces
+/// are whole cosets: an opening rehashes the 2^FIRST_KEPT rows around its
+/// row from the cosets it rebuilds anyway (the levels below hold 15/16 of
+/// the digests). A split recipe keeps every level: a row's group would
+/// span up to 2^FIRST_KEPT pieces, each rebuilt from all the coefficients.
 const FIRST_KEPT: usize = 4;
 
 /// A commitment whose LDE is rebuilt from its recipe: the tree's levels
@@ -178,7 +181,7 @@ impl<B: Backend> Recomputed<B> {
         drop(digests);
         let height = leaves.len();
         let mut levels = levels(leaves, hash).map_err(|e| e.at(Stage::MerkleCommit, ctx))?;
-        let first = FIRST_KEPT.min(levels.len() - 1);
+        let first = if recipe.log_split == 0 { FIRST_KEPT.min(levels.len() - 1) } else { 0 };
         let levels = levels.split_off(first);
         Ok(Recomputed { recipe, hash, height, first, levels })
     }
