@@ -213,14 +213,18 @@ impl<B: Backend> Recomputed<B> {
             }
             let coset = self.recipe.piece(b, ctx, j, log_cosets)?;
             let positions: Vec<usize> = here.iter().map(|&w| wanted[w] >> log_cosets).collect();
-            for (w, v) in here.into_iter().zip(b.rows(ctx, &coset, &positions)?) {
+            let read = b.rows(ctx, &coset, &positions)?;
+            if read.len() != here.len() {
+                let why = format!("{} rows asked of a rebuilt piece, {} returned", here.len(), read.len());
+                return Err(BackendError::invalid(Stage::MerkleOpen, why));
+            }
+            for (w, v) in here.into_iter().zip(read) {
                 values[w] = Some(v);
             }
         }
-        let row = |r: usize| -> &[F] {
-            let w = wanted.binary_search(&r).expect("every group row was wanted");
-            values[w].as_deref().expect("every wanted row was read")
-        };
+        // Every wanted row lies in one piece, which was rebuilt and read.
+        let values: Vec<Vec<F>> = values.into_iter().flatten().collect();
+        let row = |r: usize| -> &[F] { &values[wanted.binary_search(&r).expect("a group row is wanted")] };
         Ok(rows.iter().map(|&r| RowOpening { values: row(r).to_vec(), path: self.path(r, row) }).collect())
     }
 
