@@ -128,6 +128,19 @@ pub fn hash_node(kind: HashKind, left: &Digest, right: &Digest) -> Digest {
     hash_bytes(kind, &buf)
 }
 
+/// The siblings of leaf `index` inside the subtree over `leaves` (a power
+/// of two of them), leaves first: the lowest steps of a path whose levels
+/// above the subtree's root are kept elsewhere.
+pub fn subtree_path(kind: HashKind, mut leaves: Vec<Digest>, mut index: usize) -> Vec<Digest> {
+    let mut path = Vec::with_capacity(leaves.len().trailing_zeros() as usize);
+    while leaves.len() > 1 {
+        path.push(leaves[index ^ 1]);
+        leaves = leaves.chunks(2).map(|p| hash_node(kind, &p[0], &p[1])).collect();
+        index >>= 1;
+    }
+    path
+}
+
 /// Recomputes a Merkle root from a leaf digest and its authentication path
 /// (siblings from the leaf level upwards).
 pub fn merkle_root_from_path(kind: HashKind, leaf: Digest, mut index: usize, path: &[Digest]) -> Digest {

@@ -5,7 +5,7 @@
 //! subtree.
 
 use crate::{try_zeroed, AllocFailed, CpuMatrix};
-use backend_api::hash::{hash_leaf, hash_node};
+use backend_api::hash::{hash_leaf, hash_node, subtree_path};
 use backend_api::{DeviceTree, Digest, HashKind, RowOpening, F};
 use rayon::prelude::*;
 
@@ -191,14 +191,9 @@ fn build_layers(leaves: Vec<Digest>, hash: HashKind) -> Result<Vec<Vec<Digest>>,
 pub(crate) fn open(m: &CpuMatrix, tree: &CpuTree, rows: &[usize]) -> Vec<RowOpening> {
     rows.par_iter()
         .map(|&r| {
-            let mut path = Vec::with_capacity(tree.depth());
             let base = (r >> tree.first) << tree.first;
-            let mut level: Vec<Digest> =
-                (base..base + (1 << tree.first)).map(|i| hash_leaf(tree.hash, &m.row(i))).collect();
-            for l in 0..tree.first {
-                path.push(level[((r - base) >> l) ^ 1]);
-                level = level.chunks(2).map(|p| hash_node(tree.hash, &p[0], &p[1])).collect();
-            }
+            let leaves = (base..base + (1 << tree.first)).map(|i| hash_leaf(tree.hash, &m.row(i))).collect();
+            let mut path = subtree_path(tree.hash, leaves, r - base);
             path.extend((tree.first..tree.depth()).map(|l| tree.layers[l - tree.first][(r >> l) ^ 1]));
             RowOpening { values: m.row(r), path }
         })

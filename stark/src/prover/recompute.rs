@@ -32,7 +32,7 @@
 //!   four siblings, and takes the rest from the host tree;
 //! - out of the domain, the LDE's polynomial is the trace's.
 
-use backend_api::hash::{hash_leaf, hash_node};
+use backend_api::hash::{hash_leaf, hash_node, subtree_path};
 use backend_api::host::{try_zeroed, AllocFailed};
 use backend_api::{
     Backend, BackendError, Coset, Ctx, DeviceMatrix, Digest, Ext, HashKind, Result, RowOpening, Stage, F,
@@ -232,12 +232,8 @@ impl<B: Backend> Recomputed<B> {
     /// first kept level from its group's rows (`row`), rehashed.
     fn path<'a>(&self, r: usize, row: impl Fn(usize) -> &'a [F]) -> Vec<Digest> {
         let base = r & !((1usize << self.first) - 1);
-        let mut level: Vec<Digest> = (base..base + (1 << self.first)).map(|i| hash_leaf(self.hash, row(i))).collect();
-        let mut path = Vec::with_capacity(self.first + self.levels.len() - 1);
-        for l in 0..self.first {
-            path.push(level[((r - base) >> l) ^ 1]);
-            level = level.chunks(2).map(|p| hash_node(self.hash, &p[0], &p[1])).collect();
-        }
+        let leaves = (base..base + (1 << self.first)).map(|i| hash_leaf(self.hash, row(i))).collect();
+        let mut path = subtree_path(self.hash, leaves, r - base);
         for (l, digests) in self.levels[..self.levels.len() - 1].iter().enumerate() {
             path.push(digests[(r >> (self.first + l)) ^ 1]);
         }
