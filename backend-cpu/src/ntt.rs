@@ -145,6 +145,7 @@ pub(crate) fn bitrev(i: usize, bits: u32) -> usize {
     }
 }
 
+#[cfg(test)]
 pub(crate) fn bit_reverse(a: &mut [F]) {
     let n = a.len();
     if n <= 2 {
@@ -212,7 +213,8 @@ const FUSE: u32 = 5;
 
 /// A column's base pointer, shared by tasks that touch disjoint elements.
 struct SharedMut(*mut F);
-// SAFETY: only used by `fused_layers`, whose tasks touch disjoint elements.
+// SAFETY: only used by `fused_layers` and `bitrev_copy`, whose tasks touch
+// disjoint elements.
 unsafe impl Sync for SharedMut {}
 
 impl SharedMut {
@@ -367,20 +369,50 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &Tables, par: bool) {
 /// `dst[j] = src[bitrev(j)] * s` (the factor skipped when it is one): the
 /// bit-reversal permutation fused with the copy out of the input (and the
 /// 1/n of the inverse), one pass instead of a copy, a swap pass and a
-/// scaling pass. Writes are sequential; the reads of a 1024-element
-/// destination block are scaled while the block is in L1.
+/// scaling pass. A column of 2^(2K + m) elements is cut as j = (a, b, c)
+/// with a and c of K bits: bitrev(j) = (rev c, rev b, rev a), so for each
+/// middle b the 2^K x 2^K elements (rev c, rev b, *) are read as 2^K runs
+/// of 2^K, transposed in L1 and written as 2^K runs (a, b, *). Every read
+/// and write is a whole run of cache lines, where an element-wise gather
+/// misses the cache on nearly every read once the column outgrows it.
 pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
+    const K: u32 = 5;
+    const T: usize = 1 << K;
     let n = dst.len();
-    debug_assert_eq!(n, src.len());
+    assert_eq!(n, src.len());
     let bits = n.trailing_zeros();
-    for (b, blk) in dst.chunks_mut(1024).enumerate() {
-        let j0 = b * 1024;
-        for (k, v) in blk.iter_mut().enumerate() {
-            *v = src[bitrev(j0 + k, bits)];
+    if bits < 2 * K + 1 {
+        dst.iter_mut().enumerate().for_each(|(j, v)| *v = src[bitrev(j, bits)]);
+        if s != F::ONE {
+            crate::simd::scale(dst, s);
+        }
+        return;
+    }
+    let m = bits - 2 * K;
+    let rev: [usize; T] = std::array::from_fn(|i| bitrev(i, K));
+    let out = SharedMut(dst.as_mut_ptr());
+    let run = |b: usize| {
+        let rb = bitrev(b, m);
+        let mut tile = [F::ZERO; T * T];
+        for rc in 0..T {
+            let run = &src[(rc << (m + K)) + (rb << K)..][..T];
+            for (ra, &v) in run.iter().enumerate() {
+                tile[rev[ra] * T + rev[rc]] = v;
+            }
         }
         if s != F::ONE {
-            crate::simd::scale(blk, s);
+            crate::simd::scale(&mut tile, s);
         }
+        for (a, row) in tile.chunks(T).enumerate() {
+            // SAFETY: task b alone writes dst[(a, b, 0..T)] for every a;
+            // (a << (m + K)) + (b << K) + T <= n.
+            unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), out.get().add((a << (m + K)) + (b << K)), T) };
+        }
+    };
+    if n >= PAR_MIN {
+        (0..1usize << m).into_par_iter().with_min_len(64).for_each(run);
+    } else {
+        (0..1usize << m).for_each(run);
     }
 }
 
@@ -403,18 +435,27 @@ pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &Tables) {
 /// `scale[p]` for the coefficient at bit-reversed position p: the table
 /// `factor * shift^bitrev(p)` over n positions.
 pub(crate) fn bitrev_powers(shift: F, factor: F, n: usize) -> Vec<F> {
-    let mut pows = powers(shift, factor, n);
-    bit_reverse(&mut pows);
-    pows
+    let pows = powers(shift, factor, n);
+    let mut out = vec![F::ZERO; n];
+    bitrev_copy(&mut out, &pows, F::ONE);
+    out
 }
 
 /// `factor * shift^i` for i < n, natural order.
 pub(crate) fn powers(shift: F, factor: F, n: usize) -> Vec<F> {
+    const RUN: usize = 1 << 12;
     let mut pows = vec![F::ZERO; n];
-    let mut acc = factor;
-    for v in pows.iter_mut() {
-        *v = acc;
-        acc *= shift;
+    let fill = |(i, run): (usize, &mut [F])| {
+        let mut acc = factor * shift.pow((i * RUN) as u64);
+        for v in run {
+            *v = acc;
+            acc *= shift;
+        }
+    };
+    if n >= PAR_MIN {
+        pows.par_chunks_mut(RUN).enumerate().for_each(fill);
+    } else {
+        pows.chunks_mut(RUN).enumerate().for_each(fill);
     }
     pows
 }
@@ -560,6 +601,23 @@ mod tests {
             dif(&mut d, &fwd, false);
             bit_reverse(&mut d);
             assert_eq!(d, naive_dft(&a, false), "dif 2^{log_n}");
+        }
+    }
+
+    #[test]
+    fn the_blocked_bit_reversal_is_the_gather() {
+        // Below, at and past the tile path's smallest column, threaded.
+        for log_n in [0u32, 1, 9, 10, 11, 12, 13, 16] {
+            let n = 1usize << log_n;
+            let a = column(n, 31 + log_n as u64);
+            for s in [F::ONE, F::new(0x1234_5678_9ABC)] {
+                let mut d = vec![F::ZERO; n];
+                bitrev_copy(&mut d, &a, s);
+                let want: Vec<F> = (0..n).map(|j| a[bitrev(j, log_n)] * s).collect();
+                assert_eq!(d, want, "2^{log_n}");
+            }
+            let pows = bitrev_powers(F::new(7), F::new(3), n);
+            assert!(pows.iter().enumerate().all(|(p, &v)| v == F::new(3) * F::new(7).pow(bitrev(p, log_n) as u64)));
         }
     }
 
