@@ -314,6 +314,11 @@ pub trait NttOps: BackendBase {
     /// `coset_ntt` of it (blowup 1, shift s) evaluates the polynomial on a
     /// coset smaller than its degree: a piece of a coset, built alone.
     fn fold_coeffs(&self, ctx: &Ctx, coeffs: &Self::Matrix, log_fold: u32, c: F) -> Result<Self::Matrix>;
+    /// Rows `positions` of `coset_ntt(coeffs, 0, shift)`, as `rows` reads
+    /// them: each column's polynomial at shift * w^p (w generates H_n) for
+    /// each p. The queried rows of an LDE that is rebuilt, not kept; a
+    /// backend may evaluate them without building the whole coset.
+    fn coset_rows(&self, ctx: &Ctx, coeffs: &Self::Matrix, shift: F, positions: &[usize]) -> Result<Vec<Vec<F>>>;
 }
 
 /// Merkle trees whose leaves are matrix rows.

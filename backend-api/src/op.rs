@@ -40,6 +40,7 @@ pub enum Op<'a, M, T> {
     UploadCosetLde { m: Cow<'a, ColMatrix>, log_blowup: u32, shift: F },
     CosetNtt { m: M, log_blowup: u32, shift: F },
     FoldCoeffs { m: M, log_fold: u32, c: F },
+    CosetRows { m: M, shift: F, positions: Cow<'a, [usize]> },
     StrideRows { m: M, first: usize, log_stride: u32 },
     Interleave { pieces: Vec<M> },
     Commit { m: M, hash: HashKind },
@@ -232,6 +233,7 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::UploadCosetLde { .. }
             | Op::CosetNtt { .. }
             | Op::FoldCoeffs { .. }
+            | Op::CosetRows { .. }
             | Op::StrideRows { .. }
             | Op::Interleave { .. } => Stage::CosetLde,
             Op::Open { .. } | Op::Rows { .. } => Stage::MerkleOpen,
@@ -258,6 +260,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::UploadCosetLde { .. } => "upload_coset_lde",
             Op::CosetNtt { .. } => "coset_ntt",
             Op::FoldCoeffs { .. } => "fold_coeffs",
+            Op::CosetRows { .. } => "coset_rows",
             Op::StrideRows { .. } => "stride_rows",
             Op::Interleave { .. } => "interleave",
             Op::Commit { .. } => "commit",
@@ -284,6 +287,7 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::CosetLde { m, .. }
             | Op::CosetNtt { m, .. }
             | Op::FoldCoeffs { m, .. }
+            | Op::CosetRows { m, .. }
             | Op::StrideRows { m, .. }
             | Op::Commit { m, .. }
             | Op::Open { m, .. }
@@ -334,6 +338,9 @@ impl<'a, M, T> Op<'a, M, T> {
                 Op::UploadCosetLde { m: Cow::Borrowed(&**m), log_blowup: *log_blowup, shift: *shift }
             }
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m: fm(m)?, log_fold: *log_fold, c: *c },
+            Op::CosetRows { m, shift, positions } => {
+                Op::CosetRows { m: fm(m)?, shift: *shift, positions: Cow::Borrowed(&**positions) }
+            }
             Op::StrideRows { m, first, log_stride } => {
                 Op::StrideRows { m: fm(m)?, first: *first, log_stride: *log_stride }
             }
@@ -425,6 +432,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
             Op::UploadCosetLde { m, log_blowup, shift } => Op::UploadCosetLde { m: own(m), log_blowup, shift },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m, log_fold, c },
+            Op::CosetRows { m, shift, positions } => Op::CosetRows { m, shift, positions: own(positions) },
             Op::StrideRows { m, first, log_stride } => Op::StrideRows { m, first, log_stride },
             Op::Interleave { pieces } => Op::Interleave { pieces },
             Op::Commit { m, hash } => Op::Commit { m, hash },
@@ -500,6 +508,7 @@ impl<M, T> Op<'_, M, T> {
                 Out::Extended(m, lde)
             }
             Op::FoldCoeffs { m, log_fold, c } => Out::Matrix(b.fold_coeffs(ctx, m.borrow(), *log_fold, *c)?),
+            Op::CosetRows { m, shift, positions } => Out::Rows(b.coset_rows(ctx, m.borrow(), *shift, positions)?),
             Op::StrideRows { m, first, log_stride } => {
                 Out::Matrix(b.stride_rows(ctx, m.borrow(), *first, *log_stride)?)
             }
@@ -551,6 +560,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             }
             Op::UploadCosetLde { m, log_blowup, shift } => validate::coset_lde(&**m, *log_blowup, *shift).map(drop),
             Op::FoldCoeffs { m, log_fold, .. } => validate::fold_coeffs(m, *log_fold),
+            Op::CosetRows { m, shift, positions } => validate::coset_rows(m, *shift, positions),
             Op::StrideRows { m, log_stride, .. } => validate::stride_rows(m, *log_stride),
             Op::Interleave { pieces } => validate::interleave(&pieces.iter().collect::<Vec<_>>()),
             Op::Commit { m, .. } => validate::commit(m).map(drop),
@@ -603,6 +613,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Commit { m, .. } | Op::Open { m, .. } => inputs + tree_bytes(m.height() as u64),
             Op::LeafDigests { m, .. } => inputs + 32 * m.height() as u64,
             Op::Rows { m, rows } => inputs + (rows.len() * m.width() * 8) as u64,
+            Op::CosetRows { .. } => 3 * inputs,
             Op::LogUpAux { logup, main, .. } => {
                 inputs + matrix_bytes(main.height() as u64, 3 * logup.aux_width() as u64)
             }
@@ -633,6 +644,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             | Op::Intt(m)
             | Op::InttInPlace(m)
             | Op::FoldCoeffs { m, .. }
+            | Op::CosetRows { m, .. }
             | Op::StrideRows { m, .. } => one(m, 0),
             Op::Interleave { pieces } => {
                 let rows = pieces.first().map_or(0, |p| p.height()) * pieces.len();
@@ -681,7 +693,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Download(m) => Some(matrix_bytes(m.height() as u64, m.width() as u64)),
             Op::Open { m, rows, .. } => Some((rows.len() * (m.width() * 8 + 32 * 32)) as u64),
             Op::LeafDigests { m, .. } => Some(32 * m.height() as u64),
-            Op::Rows { m, rows } => Some((rows.len() * m.width() * 8) as u64),
+            Op::Rows { m, rows } | Op::CosetRows { m, positions: rows, .. } => {
+                Some((rows.len() * m.width() * 8) as u64)
+            }
             Op::EvaluateAt { m, points, .. } => Some((points.len() * m.width() * 24) as u64),
             Op::Grind { .. } => Some(8),
             _ => None,

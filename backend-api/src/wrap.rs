@@ -172,6 +172,14 @@ impl<H: OpHook> NttOps for H {
     fn fold_coeffs(&self, ctx: &Ctx, m: &H::Matrix, log_fold: u32, c: F) -> Result<H::Matrix> {
         matrix(self, ctx, Op::FoldCoeffs { m, log_fold, c })
     }
+    fn coset_rows(&self, ctx: &Ctx, m: &H::Matrix, shift: F, positions: &[usize]) -> Result<Vec<Vec<F>>> {
+        let op = Op::CosetRows { m, shift, positions: Cow::Borrowed(positions) };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Rows(r) => Ok(r),
+            other => Err(other.wrong(stage, ctx, "rows")),
+        }
+    }
 }
 
 impl<H: OpHook> MerkleOps for H {

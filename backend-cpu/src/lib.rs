@@ -235,6 +235,23 @@ impl NttOps for CpuBackend {
         });
         Ok(CpuMatrix::from_data(coeffs.width, m, out))
     }
+
+    fn coset_rows(&self, ctx: &Ctx, coeffs: &CpuMatrix, shift: F, positions: &[usize]) -> Result<Vec<Vec<F>>> {
+        validate::coset_rows(coeffs, shift, positions)?;
+        let n = coeffs.height;
+        let Some(log_c) = ntt::coset_rows_split(n.trailing_zeros(), positions.len()) else {
+            return self.rows(ctx, &self.coset_ntt(ctx, coeffs, 0, shift)?, positions);
+        };
+        let pows = ntt::powers(shift, F::ONE, n);
+        let columns: Vec<Vec<F>> = (0..coeffs.width)
+            .into_par_iter()
+            .map_init(
+                || vec![F::ZERO; n],
+                |scratch, c| ntt::coset_rows_column(coeffs.column(c), &pows, positions, log_c, scratch),
+            )
+            .collect();
+        Ok((0..positions.len()).map(|i| columns.iter().map(|col| col[i]).collect()).collect())
+    }
 }
 
 impl MerkleOps for CpuBackend {

@@ -510,6 +510,84 @@ pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &Tables, 
     bitrev_coeffs_to_evals(dst, n, Some(scale), tw_fwd);
 }
 
+/// Slices (log) a column is cut in by `coset_rows` for `k` positions of
+/// 2^log_n, or `None` when the whole transform costs less: with C = 2^c
+/// slices, the C-point DFTs cost n c / 2 butterflies and the positions
+/// 2 k n / C multiplications, against n log_n / 2 and a permuting pass.
+pub(crate) fn coset_rows_split(log_n: u32, k: usize) -> Option<u32> {
+    let n = 1u64 << log_n;
+    let cost = |c: u32| n * c as u64 / 2 + 2 * k as u64 * (n >> c);
+    let best = (1..=log_n.min(12)).min_by_key(|&c| cost(c))?;
+    (log_n >= 8 && cost(best) < n * (log_n as u64 / 2 + 1)).then_some(best)
+}
+
+/// The polynomial `coeffs` (natural order, 2^log_n of them) at
+/// shift * w^k for each k of `positions` (w generates H_n; `pows[i]` is
+/// shift^i), without the whole transform. Cut the scaled coefficients
+/// a_i = coeffs_i shift^i into C = 2^log_c slices of R = n / C: with
+/// i = i1 + R i2 and k = k2 + C k1, the value is
+/// sum_i1 (w^k)^i1 Y[i1][k2], where Y[i1][.] is the C-point DFT of
+/// a[i1 + R .]. The DFTs run across the slices, tile by tile of R (DIF, so
+/// slice p holds Y[.][bitrev(p)]); each position is then a dot product of
+/// R terms with the powers of w^k. `scratch` holds n elements.
+pub(crate) fn coset_rows_column(
+    coeffs: &[F],
+    pows: &[F],
+    positions: &[usize],
+    log_c: u32,
+    scratch: &mut [F],
+) -> Vec<F> {
+    const T: usize = 128;
+    let n = coeffs.len();
+    let (c, r) = (1usize << log_c, n >> log_c);
+    let simd = crate::simd::available();
+    let t = T.min(r);
+    let mut tile = vec![F::ZERO; c * t];
+    let mut tw = vec![F::ZERO; t];
+    for i0 in (0..r).step_by(t) {
+        for (p, row) in tile.chunks_mut(t).enumerate() {
+            let at = p * r + i0;
+            row.iter_mut().zip(&coeffs[at..at + t]).zip(&pows[at..at + t]).for_each(|((o, &x), &s)| *o = x * s);
+        }
+        let mut h = c / 2;
+        while h >= 1 {
+            let root = F::two_adic_root((2 * h).trailing_zeros());
+            let mut w = F::ONE;
+            for j in 0..h {
+                tw.fill(w);
+                for b in (0..c).step_by(2 * h) {
+                    let (lo, hi) = tile.split_at_mut((b + j + h) * t);
+                    butterflies_dif(&mut lo[(b + j) * t..(b + j + 1) * t], &mut hi[..t], &tw, simd);
+                }
+                w *= root;
+            }
+            h /= 2;
+        }
+        for (p, row) in tile.chunks(t).enumerate() {
+            scratch[p * r + i0..p * r + i0 + t].copy_from_slice(row);
+        }
+    }
+    let w_n = F::two_adic_root(n.trailing_zeros());
+    let mut powers = vec![F::ZERO; r];
+    positions
+        .iter()
+        .map(|&k| {
+            let y = w_n.pow(k as u64);
+            let lanes = 8.min(r);
+            let mut acc = F::ONE;
+            for v in &mut powers[..lanes] {
+                *v = acc;
+                acc *= y;
+            }
+            for i in lanes..r {
+                powers[i] = powers[i - lanes] * acc;
+            }
+            let slice = bitrev(k & (c - 1), log_c) * r;
+            crate::simd::dot(&scratch[slice..slice + r], &powers)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

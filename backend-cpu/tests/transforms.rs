@@ -70,6 +70,23 @@ proptest! {
         }
     }
 
+    /// Queried rows of a coset, past and below the size where only the
+    /// asked rows are evaluated: the coset's own rows.
+    #[test]
+    fn coset_rows_are_the_cosets_rows(seed: u64, log_n in 0u32..=13, k in 1usize..=40, w in width()) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let coeffs = rand_matrix(&mut r, w, n);
+        let shift = rand_f(&mut r);
+        // Runs of neighbours as queries read them, the ends of the coset and repeats.
+        let mut positions: Vec<usize> = (0..k).map(|i| (rand_f(&mut r).value() as usize + i / 4) % n).collect();
+        positions.extend([0, n - 1, n / 2, positions[0]]);
+        let coset = b.coset_ntt(&CTX, &coeffs, 0, shift).unwrap();
+        let want: Vec<Vec<F>> = positions.iter().map(|&p| (0..w).map(|c| coset.column(c)[p]).collect()).collect();
+        prop_assert_eq!(b.coset_rows(&CTX, &coeffs, shift, &positions).unwrap(), want);
+    }
+
     #[test]
     fn evaluate_at_is_horner(seed: u64, log_n in 0u32..=7, w in width()) {
         let b = CpuBackend::new();

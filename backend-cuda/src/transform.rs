@@ -119,6 +119,12 @@ impl NttOps for CudaBackend {
         Ok(Self::matrix(out, n << log_blowup, w))
     }
 
+    fn coset_rows(&self, ctx: &Ctx, coeffs: &CudaMatrix, shift: F, positions: &[usize]) -> Result<Vec<Vec<F>>> {
+        // The whole coset is a few microseconds of the device's time.
+        validate::coset_rows(coeffs, shift, positions)?;
+        backend_api::MerkleOps::rows(self, ctx, &self.coset_ntt(ctx, coeffs, 0, shift)?, positions)
+    }
+
     fn fold_coeffs(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_fold: u32, c: F) -> Result<CudaMatrix> {
         let stage = Stage::CosetLde;
         validate::fold_coeffs(coeffs, log_fold)?;

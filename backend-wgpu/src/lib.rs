@@ -376,6 +376,11 @@ impl NttOps for WgpuBackend {
     fn fold_coeffs(&self, ctx: &Ctx, coeffs: &WgpuMatrix, log_fold: u32, c: F) -> Result<WgpuMatrix> {
         self.fold_columns(ctx, coeffs, log_fold, c)
     }
+
+    fn coset_rows(&self, ctx: &Ctx, coeffs: &WgpuMatrix, shift: F, positions: &[usize]) -> Result<Vec<Vec<F>>> {
+        backend_api::validate::coset_rows(coeffs, shift, positions)?;
+        self.merkle_rows(ctx, &self.coset_evals(ctx, coeffs, 0, shift)?, positions)
+    }
 }
 
 impl MerkleOps for WgpuBackend {

@@ -49,6 +49,17 @@ pub(crate) fn same_host(got: &ColMatrix, want: &ColMatrix) -> Result<(), String>
     }
 }
 
+/// `same_host` for gathered rows: row i is the i-th row asked.
+fn same_rows(got: &[Vec<F>], want: &[Vec<F>]) -> Result<(), String> {
+    let width = want.first().map_or(0, Vec::len);
+    if got.len() != want.len() || got.iter().any(|r| r.len() != width) {
+        return Err(format!("{} rows (not all of {width} columns?), reference {}x{width}", got.len(), want.len()));
+    }
+    let columns =
+        |rows: &[Vec<F>]| ColMatrix::from_columns((0..width).map(|c| rows.iter().map(|r| r[c]).collect()).collect());
+    same_host(&columns(got), &columns(want))
+}
+
 fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -309,6 +320,20 @@ impl<B: Backend> Checker<'_, B> {
                     let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
                     let got = c.b.fold_coeffs(&CTX, &g, log_fold, point);
                     c.same_matrix(got, c.cpu.fold_coeffs(&CTX, &cm, log_fold, point)).map(drop)
+                });
+            }
+            // Queried rows of a coset evaluated alone: the reference
+            // coset's rows, at runs of neighbours, both ends and repeats.
+            for k in [1, 3, 40] {
+                self.case(format!("coset_rows of {k}"), rows_label(rows), w.to_string(), |c, r| {
+                    let shift = rand_f(r);
+                    let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                    let mut at: Vec<usize> = (0..k).map(|i| (r.gen_range(0..rows) + i / 4) % rows).collect();
+                    at.extend([0, rows - 1, at[0]]);
+                    let got = c.b.coset_rows(&CTX, &g, shift, &at).map_err(|e| e.to_string())?;
+                    let coset = c.cpu.coset_ntt(&CTX, &cm, 0, shift).map_err(|e| e.to_string())?;
+                    let want = c.cpu.rows(&CTX, &coset, &at).map_err(|e| e.to_string())?;
+                    same_rows(&got, &want)
                 });
             }
             // Pieces of rows, taken on the backend and put back together.

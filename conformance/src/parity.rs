@@ -149,6 +149,12 @@ fn transforms<B: Backend>(c: &mut Checker<B>) {
     parity!(c, "coset_ntt: zero shift", "2^3", "2", |x, r| {
         x.coset_ntt(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 1, F::ZERO)?;
     });
+    parity!(c, "coset_rows: position past the coset", "2^3", "2", |x, r| {
+        x.coset_rows(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, GENERATOR, &[1, 8])?;
+    });
+    parity!(c, "coset_rows: zero shift", "2^3", "2", |x, r| {
+        x.coset_rows(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, F::ZERO, &[1])?;
+    });
     parity!(c, "fold_coeffs: past the height", "2^3", "2", |x, r| {
         x.fold_coeffs(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, 4, GENERATOR)?;
     });

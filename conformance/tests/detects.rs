@@ -31,6 +31,9 @@ fn a_wrong_lde_element_fails_exactly_the_lde_cases_that_hold_it() {
             rows / fold.parse::<usize>().unwrap()
         } else if let Some(stride) = c.op.strip_prefix("stride_rows /") {
             rows / stride.parse::<usize>().unwrap()
+        } else if let Some(k) = c.op.strip_prefix("coset_rows of ") {
+            // k positions, then both ends and a repeat.
+            k.parse::<usize>().unwrap() + 3
         } else if c.op.starts_with("interleave(stride_rows") {
             // The interleave's own output is wrong at row 40.
             rows

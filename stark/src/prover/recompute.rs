@@ -94,7 +94,7 @@ impl<B: Backend> Recipe<B> {
             let why = format!("piece of 2^{log_pieces} asked of an LDE of 2^{} rows", self.log_blowup + log_n);
             return Err(BackendError::invalid(Stage::CosetLde, why));
         }
-        let shift = self.shift * Coset::new(log_n + self.log_blowup, self.shift).generator().pow(j as u64);
+        let shift = self.piece_shift(j);
         match log_pieces.checked_sub(self.log_blowup) {
             None => b.coset_ntt(ctx, &self.coeffs, self.log_blowup - log_pieces, shift),
             Some(0) => b.coset_ntt(ctx, &self.coeffs, 0, shift),
@@ -102,6 +102,22 @@ impl<B: Backend> Recipe<B> {
                 let folded = b.fold_coeffs(ctx, &self.coeffs, log_fold, shift.pow(1u64 << (log_n - log_fold)))?;
                 b.coset_ntt(ctx, &folded, 0, shift)
             }
+        }
+    }
+
+    /// The shift of piece j's coset: shift * g^j (g generates the LDE
+    /// domain).
+    fn piece_shift(&self, j: usize) -> F {
+        let log_lde = self.coeffs.height().trailing_zeros() + self.log_blowup;
+        self.shift * Coset::new(log_lde, self.shift).generator().pow(j as u64)
+    }
+
+    /// Rows `positions` of piece `j` of 2^log_pieces: of a whole coset,
+    /// evaluated alone (`coset_rows`), else read from the piece rebuilt.
+    pub fn piece_rows(&self, b: &B, ctx: &Ctx, j: usize, log_pieces: u32, positions: &[usize]) -> Result<Vec<Vec<F>>> {
+        match log_pieces == self.log_blowup {
+            true => b.coset_rows(ctx, &self.coeffs, self.piece_shift(j), positions),
+            false => b.rows(ctx, &self.piece(b, ctx, j, log_pieces)?, positions),
         }
     }
 
@@ -190,9 +206,11 @@ impl<B: Backend> Recomputed<B> {
         self.levels.last().and_then(|l| l.first()).copied().unwrap_or_default()
     }
 
-    /// Each piece with a row of a queried row's group (the 2^first rows
-    /// under one kept digest) is rebuilt once; the group's rows are
-    /// rehashed up to the kept levels, which give the rest of the path.
+    /// The rows of each queried row's group (the 2^first rows under one
+    /// kept digest) are evaluated piece by piece, each piece's at once
+    /// (alone when it is a whole coset, else from the piece rebuilt); the
+    /// group's rows are rehashed up to the kept levels, which give the
+    /// rest of the path.
     pub fn open(&self, b: &B, ctx: &Ctx, rows: &[usize]) -> Result<Vec<RowOpening>> {
         let height = self.height;
         if let Some(&r) = rows.iter().find(|&&r| r >= height) {
@@ -211,9 +229,8 @@ impl<B: Backend> Recomputed<B> {
             if here.is_empty() {
                 continue;
             }
-            let coset = self.recipe.piece(b, ctx, j, log_cosets)?;
             let positions: Vec<usize> = here.iter().map(|&w| wanted[w] >> log_cosets).collect();
-            let read = b.rows(ctx, &coset, &positions)?;
+            let read = self.recipe.piece_rows(b, ctx, j, log_cosets, &positions)?;
             if read.len() != here.len() {
                 let why = format!("{} rows asked of a rebuilt piece, {} returned", here.len(), read.len());
                 return Err(BackendError::invalid(Stage::MerkleOpen, why));
