@@ -374,6 +374,13 @@ pub trait DeepOps: BackendBase {
         points: &[Ext],
     ) -> Result<Vec<Vec<Ext>>>;
 
+    /// The polynomial whose natural-order coefficients are each column of
+    /// `coeffs` at each point: `result[p][c]`, as `evaluate_at` of the
+    /// column's `ntt` on H_n gives it. A recomputed table's values at z,
+    /// with no trace rebuilt; a backend may transform and call
+    /// `evaluate_at`.
+    fn evaluate_coeffs(&self, ctx: &Ctx, coeffs: &Self::Matrix, points: &[Ext]) -> Result<Vec<Vec<Ext>>>;
+
     /// sum over points p of (sum_c coeff_c * (f_c(x) - value_c)) / (x - z_p)
     /// at every x of `domain`, as one flattened extension column (N x 3).
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<Self::Matrix>]) -> Result<Self::Matrix>;

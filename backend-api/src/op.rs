@@ -51,6 +51,7 @@ pub enum Op<'a, M, T> {
     Compose(Box<ComposeOp<'a, M>>),
     SplitQuotient { q: M, domain: Coset, log_trace_height: u32, parts: usize, log_out: u32 },
     EvaluateAt { m: M, domain: Coset, log_stride: u32, points: Cow<'a, [Ext]> },
+    EvaluateCoeffs { m: M, points: Cow<'a, [Ext]> },
     DeepQuotient { domain: Coset, points: Vec<DeepOpPoint<'a, M>> },
     CombineColumns { m: M, weights: Cow<'a, [Ext]> },
     FriFold { layer: M, domain: Coset, log_arity: u32, beta: Ext, roll_in: Option<(M, Ext)> },
@@ -240,7 +241,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::LogUpAux { .. } => Stage::LogUp,
             Op::Compose(_) => Stage::Compose,
             Op::SplitQuotient { .. } => Stage::QuotientSplit,
-            Op::EvaluateAt { .. } => Stage::OutOfDomain,
+            Op::EvaluateAt { .. } | Op::EvaluateCoeffs { .. } => Stage::OutOfDomain,
             Op::DeepQuotient { .. } | Op::CombineColumns { .. } => Stage::Deep,
             Op::FriFold { .. } => Stage::FriFold,
             Op::Grind { .. } => Stage::Grind,
@@ -271,6 +272,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Compose(_) => "compose",
             Op::SplitQuotient { .. } => "split_quotient",
             Op::EvaluateAt { .. } => "evaluate_at",
+            Op::EvaluateCoeffs { .. } => "evaluate_coeffs",
             Op::DeepQuotient { .. } => "deep_quotient",
             Op::CombineColumns { .. } => "combine_columns",
             Op::FriFold { .. } => "fri_fold",
@@ -294,6 +296,7 @@ impl<'a, M, T> Op<'a, M, T> {
             | Op::LeafDigests { m, .. }
             | Op::Rows { m, .. }
             | Op::EvaluateAt { m, .. }
+            | Op::EvaluateCoeffs { m, .. }
             | Op::CombineColumns { m, .. } => vec![m],
             Op::SplitQuotient { q, .. } => vec![q],
             Op::Interleave { pieces } => pieces.iter().collect(),
@@ -382,6 +385,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::EvaluateAt { m, domain, log_stride, points } => {
                 Op::EvaluateAt { m: fm(m)?, domain: *domain, log_stride: *log_stride, points: Cow::Borrowed(&**points) }
             }
+            Op::EvaluateCoeffs { m, points } => Op::EvaluateCoeffs { m: fm(m)?, points: Cow::Borrowed(&**points) },
             Op::DeepQuotient { domain, points } => Op::DeepQuotient {
                 domain: *domain,
                 points: points
@@ -463,6 +467,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::EvaluateAt { m, domain, log_stride, points } => {
                 Op::EvaluateAt { m, domain, log_stride, points: own(points) }
             }
+            Op::EvaluateCoeffs { m, points } => Op::EvaluateCoeffs { m, points: own(points) },
             Op::DeepQuotient { domain, points } => Op::DeepQuotient {
                 domain,
                 points: points
@@ -532,6 +537,7 @@ impl<M, T> Op<'_, M, T> {
             Op::EvaluateAt { m, domain, log_stride, points } => {
                 Out::Values(b.evaluate_at(ctx, m.borrow(), *domain, *log_stride, points)?)
             }
+            Op::EvaluateCoeffs { m, points } => Out::Values(b.evaluate_coeffs(ctx, m.borrow(), points)?),
             Op::DeepQuotient { domain, points } => {
                 let points: Vec<DeepPoint<B::Matrix>> = points.iter().map(DeepOpPoint::point).collect();
                 Out::Matrix(b.deep_quotient(ctx, *domain, &points)?)
@@ -575,6 +581,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 validate::split_quotient(q, *domain, *log_trace_height, *parts, *log_out)
             }
             Op::EvaluateAt { m, domain, log_stride, .. } => validate::evaluate_at(m, *domain, *log_stride),
+            Op::EvaluateCoeffs { m, .. } => validate::evaluate_coeffs(m),
             Op::DeepQuotient { domain, points } => {
                 validate::deep(*domain, &points.iter().map(DeepOpPoint::point::<M>).collect::<Vec<_>>())
             }
@@ -622,6 +629,8 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 2 * inputs + matrix_bytes(1u64.checked_shl(*log_out).unwrap_or(u64::MAX), 3 * *parts as u64)
             }
             Op::EvaluateAt { domain, .. } => inputs + ext_column(domain.size()),
+            // A backend may evaluate the columns once transformed.
+            Op::EvaluateCoeffs { m, .. } => 2 * inputs + ext_column(m.height()),
             Op::DeepQuotient { domain, .. } => {
                 inputs + 2 * matrix_bytes(1u64.checked_shl(domain.log_size).unwrap_or(u64::MAX), 3)
             }
@@ -654,6 +663,7 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::UploadCosetLde { m, log_blowup, .. } => TableDims::matrix(log(m.height()), *log_blowup, m.width()),
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
+            Op::EvaluateCoeffs { m, .. } => one(m, 0),
             Op::CombineColumns { m, .. } => one(m, 0),
             Op::LogUpAux { logup, main, fixed, .. } => TableDims {
                 fixed_width: fixed.as_ref().map_or(0, |f| f.width() as u64),
@@ -696,7 +706,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::Rows { m, rows } | Op::CosetRows { m, positions: rows, .. } => {
                 Some((rows.len() * m.width() * 8) as u64)
             }
-            Op::EvaluateAt { m, points, .. } => Some((points.len() * m.width() * 24) as u64),
+            Op::EvaluateAt { m, points, .. } | Op::EvaluateCoeffs { m, points } => {
+                Some((points.len() * m.width() * 24) as u64)
+            }
             Op::Grind { .. } => Some(8),
             _ => None,
         }

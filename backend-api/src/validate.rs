@@ -321,6 +321,12 @@ pub fn evaluate_at<M: DeviceMatrix>(m: &M, d: Coset, log_stride: u32) -> Result<
     Ok(())
 }
 
+/// Coefficients evaluated off a domain: a power-of-two height, as the
+/// transforms take.
+pub fn evaluate_coeffs<M: DeviceMatrix>(m: &M) -> Result<()> {
+    two_adic_height(Stage::OutOfDomain, m.height()).map(drop)
+}
+
 pub fn deep<M: DeviceMatrix>(d: Coset, points: &[DeepPoint<M>]) -> Result<()> {
     let stage = Stage::Deep;
     domain(stage, &d)?;

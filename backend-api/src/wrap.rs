@@ -261,6 +261,14 @@ impl<H: OpHook> DeepOps for H {
             other => Err(other.wrong(stage, ctx, "values")),
         }
     }
+    fn evaluate_coeffs(&self, ctx: &Ctx, coeffs: &H::Matrix, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        let op = Op::EvaluateCoeffs { m: coeffs, points: Cow::Borrowed(points) };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Values(v) => Ok(v),
+            other => Err(other.wrong(stage, ctx, "values")),
+        }
+    }
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<H::Matrix>]) -> Result<H::Matrix> {
         matrix(self, ctx, Op::DeepQuotient { domain, points: DeepOpPoint::from_points(points) })
     }

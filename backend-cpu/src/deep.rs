@@ -135,6 +135,49 @@ pub(crate) fn evaluate_at(m: &CpuMatrix, domain: &Coset, log_stride: u32, points
     result.into_iter().map(Option::unwrap_or_default).collect()
 }
 
+/// Each column's coefficients (natural order) at each point,
+/// `result[p][c]`. Rows are taken in chunks: a chunk from row r0 adds
+/// z^r0 * sum_i c_(r0+i) z^i, and z^i (i below the chunk, shared by every
+/// chunk) by coordinate makes each column's sum three base-field dot
+/// products, as in `evaluate_at`.
+pub(crate) fn evaluate_coeffs(m: &CpuMatrix, points: &[Ext]) -> Vec<Vec<Ext>> {
+    let (n, w, np) = (m.height, m.width, points.len());
+    let chunk = ROWS.min(n);
+    let mut coords = vec![F::ZERO; 3 * np * chunk];
+    for (k, &z) in points.iter().enumerate() {
+        let mut power = Ext::ONE;
+        for i in 0..chunk {
+            for j in 0..3 {
+                coords[(3 * k + j) * chunk + i] = power.0[j];
+            }
+            power *= z;
+        }
+    }
+    let sums = (0..n / chunk)
+        .into_par_iter()
+        .map(|ci| {
+            let r0 = ci * chunk;
+            let starts: Vec<Ext> = points.iter().map(|z| z.pow(r0 as u64)).collect();
+            let mut partial = vec![Ext::ZERO; np * w];
+            for c in 0..w {
+                let col = &m.column(c)[r0..r0 + chunk];
+                for (k, &start) in starts.iter().enumerate() {
+                    let zk = |j: usize| &coords[(3 * k + j) * chunk..(3 * k + j + 1) * chunk];
+                    partial[k * w + c] = Ext([dot(zk(0), col), dot(zk(1), col), dot(zk(2), col)]) * start;
+                }
+            }
+            partial
+        })
+        .reduce(
+            || vec![Ext::ZERO; np * w],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += *y);
+                a
+            },
+        );
+    (0..np).map(|k| sums[k * w..(k + 1) * w].to_vec()).collect()
+}
+
 /// The DEEP quotient on `domain` as an N x 3 matrix (inputs validated, no
 /// point on the domain).
 pub(crate) fn deep_quotient(domain: &Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix, crate::AllocFailed> {

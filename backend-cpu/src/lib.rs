@@ -348,6 +348,11 @@ impl DeepOps for CpuBackend {
         Ok(deep::evaluate_at(m, &domain, log_stride, points))
     }
 
+    fn evaluate_coeffs(&self, _ctx: &Ctx, coeffs: &CpuMatrix, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        validate::evaluate_coeffs(coeffs)?;
+        Ok(deep::evaluate_coeffs(coeffs, points))
+    }
+
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<CpuMatrix>]) -> Result<CpuMatrix> {
         validate::deep(domain, points)?;
         deep::deep_quotient(&domain, points).map_err(|e| e.at(Stage::Deep, ctx))

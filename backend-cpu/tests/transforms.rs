@@ -106,6 +106,25 @@ proptest! {
         }
     }
 
+    /// Below, at and past the rows taken at once; a point of the
+    /// extension, one on H_n and one of the base field.
+    #[test]
+    fn evaluate_coeffs_is_horner(seed: u64, log_n in 0u32..=12, w in width()) {
+        let b = CpuBackend::new();
+        let mut r = rng(seed);
+        let n = 1usize << log_n;
+        let coeffs: Vec<Vec<F>> = (0..w).map(|_| rand_col(&mut r, n)).collect();
+        let on_h = Coset::subgroup(log_n).point(rand::Rng::gen_range(&mut r, 0..n));
+        let points = [rand_ext(&mut r), Ext::from_base(on_h), Ext::from_base(rand_f(&mut r))];
+        let got = b.evaluate_coeffs(&CTX, &matrix(coeffs.clone()), &points).unwrap();
+        prop_assert_eq!(got.len(), points.len());
+        for (p, &z) in points.iter().enumerate() {
+            for (c, co) in coeffs.iter().enumerate() {
+                prop_assert_eq!(got[p][c], horner_ext(co, z));
+            }
+        }
+    }
+
     #[test]
     fn split_quotient_recombines(
         seed: u64,

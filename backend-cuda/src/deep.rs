@@ -13,6 +13,15 @@ const BARY_ROWS: usize = 8;
 const DEEP_ROWS: usize = 8;
 
 impl DeepOps for CudaBackend {
+    fn evaluate_coeffs(&self, ctx: &Ctx, coeffs: &CudaMatrix, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        // The transform is a few microseconds of the device's time; the
+        // barycentric pass then reads each value once for both points.
+        validate::evaluate_coeffs(coeffs)?;
+        let evals = backend_api::NttOps::ntt(self, ctx, coeffs)?;
+        let domain = Coset::subgroup(backend_api::DeviceMatrix::height(coeffs).trailing_zeros());
+        self.evaluate_at(ctx, &evals, domain, 0, points)
+    }
+
     fn evaluate_at(
         &self,
         ctx: &Ctx,

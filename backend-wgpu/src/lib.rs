@@ -437,6 +437,13 @@ impl DeepOps for WgpuBackend {
         self.out_of_domain(ctx, m, (domain, log_stride), points)
     }
 
+    fn evaluate_coeffs(&self, ctx: &Ctx, coeffs: &WgpuMatrix, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
+        backend_api::validate::evaluate_coeffs(coeffs)?;
+        let evals = NttOps::ntt(self, ctx, coeffs)?;
+        let domain = Coset::subgroup(backend_api::DeviceMatrix::height(coeffs).trailing_zeros());
+        self.out_of_domain(ctx, &evals, (domain, 0), points)
+    }
+
     fn deep_quotient(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<WgpuMatrix>]) -> Result<WgpuMatrix> {
         self.deep(ctx, domain, points)
     }

@@ -13,7 +13,7 @@
 //! | `reshape` | none (a view, no device work) | - |
 //! | `ntt`, `intt`, `intt_in_place`, `coset_lde`, `coset_ntt`, `fold_coeffs`, `stride_rows`, `interleave`, `commit`, `logup_aux`, `compose`, `split_quotient`, `deep_quotient`, `combine_columns`, `fri_fold` | `Admission`, `Alloc(stage)`, `Launch(stage)` | the operation's |
 //! | `upload_coset_lde` | `Admission`, `Alloc(stage)`, `TransferToDevice`, `Launch(stage)` | coset LDE |
-//! | `open`, `evaluate_at`, `grind` | `Admission`, `Alloc(stage)`, `Launch(stage)`, then `TransferToHost` for the result | the operation's |
+//! | `open`, `leaf_digests`, `rows`, `coset_rows`, `evaluate_at`, `evaluate_coeffs`, `grind` | `Admission`, `Alloc(stage)`, `Launch(stage)`, then `TransferToHost` for the result | the operation's |
 //!
 //! Admission is consulted by every compute operation (a memory gate admits
 //! each piece of table work), and a decline always names the operation it

@@ -798,6 +798,19 @@ impl<B: Backend> Checker<'_, B> {
                 let want = c.cpu.evaluate_at(&CTX, &cm, d, 0, &points).map_err(|e| e.to_string())?;
                 (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
             });
+            // Coefficients at z and z * w (a table's values at z, its
+            // trace never rebuilt), one point on H_n and one of the base
+            // field: the reference's values of the columns they transform to.
+            self.case("evaluate_coeffs", rows_label(rows), w.to_string(), |c, r| {
+                let (g, cm) = c.up(&rand_matrix(r, w, rows))?;
+                let (z, d) = (rand_ext(r), Coset::subgroup(log));
+                let on = Ext::from_base(d.generator().pow(r.gen_range(0..rows as u64)));
+                let points = [z, z * F::two_adic_root(log), on, Ext::from_base(rand_f(r))];
+                let got = c.b.evaluate_coeffs(&CTX, &g, &points).map_err(|e| e.to_string())?;
+                let evals = c.cpu.ntt(&CTX, &cm).map_err(|e| e.to_string())?;
+                let want = c.cpu.evaluate_at(&CTX, &evals, d, 0, &points).map_err(|e| e.to_string())?;
+                (got == want).then_some(()).ok_or_else(|| "values differ".to_string())
+            });
             // A committed LDE read in place on the coset of every 2^s-th
             // row, at three points off the domain (a backend may read a
             // matrix once for several) and one on it (its rows themselves).

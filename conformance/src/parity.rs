@@ -282,6 +282,9 @@ fn quotient_and_deep<B: Backend>(c: &mut Checker<B>) {
             x.split_quotient(&CTX, &x.upload(&CTX, &rand_matrix(r, w, 16))?, domain, log_n, parts, domain.log_size)?;
         });
     }
+    parity!(c, "evaluate_coeffs: height not a power of two", "3", "2", |x, r| {
+        x.evaluate_coeffs(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 3))?, &[rand_ext(r)])?;
+    });
     parity!(c, "evaluate_at: domain of another height", "2^3", "2", |x, r| {
         x.evaluate_at(&CTX, &x.upload(&CTX, &rand_matrix(r, 2, 8))?, d16, 0, &[rand_ext(r)])?;
     });

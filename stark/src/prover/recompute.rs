@@ -130,16 +130,18 @@ impl<B: Backend> Recipe<B> {
         Ok(Recipe { coeffs, log_blowup: self.log_blowup, shift: self.shift, log_split: 0 })
     }
 
-    /// The LDE's polynomials at `points` off its domain: the trace's,
-    /// evaluated from the trace rebuilt, whole or (split) piece by piece.
-    /// The value is the polynomial's either way: exact arithmetic.
+    /// The LDE's polynomials at `points` off its domain: from the
+    /// coefficients (`evaluate_coeffs`), or, split, barycentric over the
+    /// trace rebuilt piece by piece (a backend may rebuild the whole trace
+    /// to evaluate coefficients). The value is the polynomial's either
+    /// way: exact arithmetic.
     pub fn evaluate_at(&self, b: &B, ctx: &Ctx, points: &[Ext]) -> Result<Vec<Vec<Ext>>> {
         let log_n = self.coeffs.height().trailing_zeros();
         let log_split = self.log_split.min(log_n);
-        let trace = self.trace();
         if log_split == 0 || points.iter().any(|z| z.pow(1u64 << (log_n - log_split)).0[1..] == [F::ZERO; 2]) {
-            return b.evaluate_at(ctx, &trace.piece(b, ctx, 0, 0)?, Coset::subgroup(log_n), 0, points);
+            return b.evaluate_coeffs(ctx, &self.coeffs, points);
         }
+        let trace = self.trace();
         // Barycentric over the trace domain H_n, summed piece by piece:
         // p(z) = (z^n - 1)/n * sum_i S_i, where piece i is the coset
         // s_i * H_m (s_i = w_n^i, m = n / 2^log_split) and its evaluation
