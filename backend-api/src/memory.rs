@@ -274,7 +274,7 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 }
 
 /// A recomputed table's room on top: one coset of every matrix
-/// composition or DEEP reads (a coset is rebuilt from coefficients with
+/// composition (or, split, DEEP) reads (a coset is rebuilt from coefficients with
 /// no scratch; a trace rebuilt takes no more, and one is made into
 /// coefficients in place, `intt_in_place`: a backend that allocates
 /// there needs the trace's bytes more) and the output, or with split
@@ -299,7 +299,14 @@ pub fn recomputed_transient(d: &TableDims) -> u64 {
         0 => 0,
         _ => add(&[matrix_bytes(d.n(), d.main_width + d.fixed_width), stage_alloc(Stage::LogUp, d).total()]),
     };
-    coset.max(split).max(logup)
+    // DEEP reads a recomputed table's two combinations (3 columns each,
+    // from their coefficients) on the whole LDE when its cosets are whole,
+    // beside the quotient's codeword.
+    let deep = match d.recompute_split {
+        0 => add(&[matrix_bytes(d.lde_rows(), 9), matrix_bytes(d.n(), 6)]),
+        _ => 0,
+    };
+    coset.max(split).max(logup).max(deep)
 }
 
 /// The device bytes one proof reserves before it starts: every table's
@@ -431,6 +438,17 @@ mod tests {
         assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 3 + 6) + matrix_bytes(1 << 23, 6));
         let kept = table_device_set(&TableDims { recompute: false, ..d });
         assert!(table_device_set(&d) < 24 << 30 && kept > 44 << 30, "{kept}");
+    }
+
+    #[test]
+    fn a_narrow_recomputed_table_peaks_at_deep() {
+        // Two columns: DEEP's two combinations on the whole LDE and its
+        // codeword outweigh a coset of the trace and the split.
+        let d =
+            TableDims { log_n: 16, log_blowup: 2, main_width: 2, parts: 1, recompute: true, ..TableDims::default() };
+        assert_eq!(table_transient(&d), matrix_bytes(1 << 18, 9) + matrix_bytes(1 << 16, 6));
+        let split = TableDims { recompute_split: 1, ..d };
+        assert!(table_transient(&split) < table_transient(&d));
     }
 
     #[test]

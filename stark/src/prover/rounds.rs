@@ -289,7 +289,7 @@ impl<B: Backend> Prover<'_, B> {
                         let aux = aux.commits[t].as_ref();
                         combined.push((combine(Some(&main[t]), &coeffs[t].main)?, combine(aux, &coeffs[t].aux)?));
                     }
-                    let log_pieces = group.iter().map(|&t| self.log_pieces(t)).max().unwrap_or(0);
+                    let log_pieces = group.iter().map(|&t| self.deep_log_pieces(t)).max().unwrap_or(0);
                     let lde = (domain, self.options.log_blowup);
                     self.by_pieces(&ctx, lde, log_pieces, |j, log_pieces, piece| {
                         // Each table's main, auxiliary and quotient matrices on this piece.

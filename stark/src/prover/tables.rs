@@ -107,6 +107,16 @@ impl<B: Backend> Prover<'_, B> {
         }
     }
 
+    /// The pieces DEEP reads table `t` in: a recomputed table is read as
+    /// its columns' combinations, 3 columns each, so whole unless its
+    /// cosets are split; else as the other stages read it.
+    pub(super) fn deep_log_pieces(&self, t: usize) -> u32 {
+        match self.residency.recomputes(t) && self.log_split(t) == 0 {
+            true => 0,
+            false => self.log_pieces(t),
+        }
+    }
+
     /// Runs `f` on each of the 2^log_pieces pieces of `domain` (2^log_b
     /// times the trace's size) and returns its outputs as one matrix on
     /// `domain` (`interleave`). With `log_pieces` 0 the piece is the whole
