@@ -527,9 +527,12 @@ pub(crate) fn coset_rows_split(log_n: u32, k: usize) -> Option<u32> {
 /// a_i = coeffs_i shift^i into C = 2^log_c slices of R = n / C: with
 /// i = i1 + R i2 and k = k2 + C k1, the value is
 /// sum_i1 (w^k)^i1 Y[i1][k2], where Y[i1][.] is the C-point DFT of
-/// a[i1 + R .]. The DFTs run across the slices, tile by tile of R (DIF, so
-/// slice p holds Y[.][bitrev(p)]); each position is then a dot product of
-/// R terms with the powers of w^k. `scratch` holds n elements.
+/// a[i1 + R .]. The DFTs run across the slices, a tile of T consecutive
+/// i1 per task, each tile's C x T block of `scratch` (n elements) its own
+/// (DIF, so the block's row p holds Y[.][bitrev(p)]); each position is
+/// then a dot product of R terms with the powers of w^k, a run of T from
+/// every block. Parallel over tiles, then over positions, so a few
+/// columns still fill the cores.
 pub(crate) fn coset_rows_column(
     coeffs: &[F],
     pows: &[F],
@@ -542,13 +545,13 @@ pub(crate) fn coset_rows_column(
     let (c, r) = (1usize << log_c, n >> log_c);
     let simd = crate::simd::available();
     let t = T.min(r);
-    let mut tile = vec![F::ZERO; c * t];
-    let mut tw = vec![F::ZERO; t];
-    for i0 in (0..r).step_by(t) {
-        for (p, row) in tile.chunks_mut(t).enumerate() {
+    scratch.par_chunks_mut(c * t).enumerate().for_each(|(q, block)| {
+        let i0 = q * t;
+        for (p, row) in block.chunks_mut(t).enumerate() {
             let at = p * r + i0;
             row.iter_mut().zip(&coeffs[at..at + t]).zip(&pows[at..at + t]).for_each(|((o, &x), &s)| *o = x * s);
         }
+        let mut tw = vec![F::ZERO; t];
         let mut h = c / 2;
         while h >= 1 {
             let root = F::two_adic_root((2 * h).trailing_zeros());
@@ -556,35 +559,39 @@ pub(crate) fn coset_rows_column(
             for j in 0..h {
                 tw.fill(w);
                 for b in (0..c).step_by(2 * h) {
-                    let (lo, hi) = tile.split_at_mut((b + j + h) * t);
+                    let (lo, hi) = block.split_at_mut((b + j + h) * t);
                     butterflies_dif(&mut lo[(b + j) * t..(b + j + 1) * t], &mut hi[..t], &tw, simd);
                 }
                 w *= root;
             }
             h /= 2;
         }
-        for (p, row) in tile.chunks(t).enumerate() {
-            scratch[p * r + i0..p * r + i0 + t].copy_from_slice(row);
-        }
-    }
+    });
     let w_n = F::two_adic_root(n.trailing_zeros());
-    let mut powers = vec![F::ZERO; r];
+    let blocks: &[F] = scratch;
     positions
-        .iter()
-        .map(|&k| {
-            let y = w_n.pow(k as u64);
-            let lanes = 8.min(r);
-            let mut acc = F::ONE;
-            for v in &mut powers[..lanes] {
-                *v = acc;
-                acc *= y;
-            }
-            for i in lanes..r {
-                powers[i] = powers[i - lanes] * acc;
-            }
-            let slice = bitrev(k & (c - 1), log_c) * r;
-            crate::simd::dot(&scratch[slice..slice + r], &powers)
-        })
+        .par_iter()
+        .map_init(
+            || vec![F::ZERO; r],
+            |powers, &k| {
+                let y = w_n.pow(k as u64);
+                let lanes = 8.min(r);
+                let mut acc = F::ONE;
+                for v in &mut powers[..lanes] {
+                    *v = acc;
+                    acc *= y;
+                }
+                for i in lanes..r {
+                    powers[i] = powers[i - lanes] * acc;
+                }
+                let row = bitrev(k & (c - 1), log_c) * t;
+                blocks
+                    .chunks(c * t)
+                    .zip(powers.chunks(t))
+                    .map(|(block, pw)| crate::simd::dot(&block[row..row + t], pw))
+                    .sum()
+            },
+        )
         .collect()
 }
 
