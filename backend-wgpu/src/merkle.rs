@@ -168,8 +168,25 @@ impl WgpuBackend {
     }
 
     /// The values of `rows` of `m` and, for each tree level in `levels`
-    /// (leaves first), the sibling of the row's node: one gather job.
+    /// (leaves first), the sibling of the row's node: a gather job per
+    /// batch of rows whose output fits one binding.
     fn gather_rows(
+        &self,
+        ctx: &Ctx,
+        m: &WgpuMatrix,
+        rows: &[usize],
+        levels: &[(&wgpu::Buffer, u64)],
+    ) -> Result<Vec<RowOpening>> {
+        let row_bytes = 8 * (m.width + 4 * levels.len()) as u64;
+        let batch = (self.dev.max_binding / row_bytes.max(1)).max(1) as usize;
+        let mut out = Vec::with_capacity(rows.len());
+        for part in rows.chunks(batch) {
+            out.extend(self.gather_batch(ctx, m, part, levels)?);
+        }
+        Ok(out)
+    }
+
+    fn gather_batch(
         &self,
         ctx: &Ctx,
         m: &WgpuMatrix,
