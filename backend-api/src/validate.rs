@@ -261,16 +261,14 @@ pub fn fold_coeffs<M: DeviceMatrix>(m: &M, log_fold: u32) -> Result<()> {
     Ok(())
 }
 
-/// Rows of a coset evaluation: a power-of-two height, a non-zero shift
-/// and positions inside the coset.
+/// Rows of a coset evaluation: the coset as `coset_lde` of blowup 1
+/// takes it, and positions inside it.
 pub fn coset_rows<M: DeviceMatrix>(m: &M, shift: F, positions: &[usize]) -> Result<()> {
-    let stage = Stage::CosetLde;
-    two_adic_height(stage, m.height())?;
-    if shift == F::ZERO {
-        return Err(err(stage, "coset shift is zero".into()));
-    }
+    coset_lde(m, 0, shift)?;
     match positions.iter().find(|&&p| p >= m.height()) {
-        Some(&p) => Err(err(stage, format!("position {p} is out of range for a coset of {} points", m.height()))),
+        Some(&p) => {
+            Err(err(Stage::CosetLde, format!("position {p} is out of range for a coset of {} points", m.height())))
+        }
         None => Ok(()),
     }
 }
