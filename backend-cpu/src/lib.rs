@@ -212,12 +212,11 @@ impl NttOps for CpuBackend {
         let n = coeffs.height;
         let big = n << log_blowup;
         let tw_fwd = self.twiddles.get(false);
-        let scale = ntt::bitrev_powers(shift, F::ONE, n);
+        let scale = (shift != F::ONE).then(|| ntt::bitrev_powers(shift, F::ONE, n));
         let mut out = try_zeroed(big * coeffs.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
-        out.par_chunks_mut(big.max(1)).zip(coeffs.data.par_chunks(n)).for_each(|(dst, src)| {
-            ntt::bitrev_copy(&mut dst[..n], src, F::ONE);
-            ntt::bitrev_coeffs_to_evals(dst, n, Some(&scale), &tw_fwd);
-        });
+        out.par_chunks_mut(big.max(1))
+            .zip(coeffs.data.par_chunks(n))
+            .for_each(|(dst, src)| ntt::coset_column(dst, src, scale.as_deref(), &tw_fwd));
         Ok(CpuMatrix::from_data(coeffs.width, big, out))
     }
 

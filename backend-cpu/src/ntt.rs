@@ -366,25 +366,39 @@ pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &Tables, par: bool) {
     }
 }
 
-/// `dst[j] = src[bitrev(j)] * s` (the factor skipped when it is one): the
-/// bit-reversal permutation fused with the copy out of the input (and the
-/// 1/n of the inverse), one pass instead of a copy, a swap pass and a
+/// The factor `bitrev_copy` multiplies each value it moves by.
+#[derive(Clone, Copy)]
+pub(crate) enum Scale<'a> {
+    One,
+    By(F),
+    /// `table[j]` for the value written to `dst[j]` (e.g. `bitrev_powers`).
+    Table(&'a [F]),
+}
+
+/// `dst[j] = src[bitrev(j)] * scale_j`: the bit-reversal permutation fused
+/// with the copy out of the input and its scaling (the 1/n of the inverse,
+/// or a coset's powers), one pass instead of a copy, a swap pass and a
 /// scaling pass. A column of 2^(2K + m) elements is cut as j = (a, b, c)
 /// with a and c of K bits: bitrev(j) = (rev c, rev b, rev a), so for each
 /// middle b the 2^K x 2^K elements (rev c, rev b, *) are read as 2^K runs
 /// of 2^K, transposed in L1 and written as 2^K runs (a, b, *). Every read
 /// and write is a whole run of cache lines, where an element-wise gather
 /// misses the cache on nearly every read once the column outgrows it.
-pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
+pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], scale: Scale) {
     const K: u32 = 5;
     const T: usize = 1 << K;
     let n = dst.len();
     assert_eq!(n, src.len());
+    if let Scale::Table(t) = scale {
+        assert!(t.len() >= n, "a scale for every position");
+    }
     let bits = n.trailing_zeros();
     if bits < 2 * K + 1 {
         dst.iter_mut().enumerate().for_each(|(j, v)| *v = src[bitrev(j, bits)]);
-        if s != F::ONE {
-            crate::simd::scale(dst, s);
+        match scale {
+            Scale::One => {}
+            Scale::By(s) => crate::simd::scale(dst, s),
+            Scale::Table(t) => dst.iter_mut().zip(t).for_each(|(v, &s)| *v *= s),
         }
         return;
     }
@@ -400,13 +414,22 @@ pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
                 tile[rev[ra] * T + rev[rc]] = v;
             }
         }
-        if s != F::ONE {
+        if let Scale::By(s) = scale {
             crate::simd::scale(&mut tile, s);
         }
+        let mut scaled = [F::ZERO; T];
         for (a, row) in tile.chunks(T).enumerate() {
+            let at = (a << (m + K)) + (b << K);
+            let row = match scale {
+                Scale::Table(t) => {
+                    crate::simd::binop::<{ crate::simd::MUL }>(&mut scaled, Some(row), Some(&t[at..at + T]), F::ZERO);
+                    &scaled[..]
+                }
+                _ => row,
+            };
             // SAFETY: task b alone writes dst[(a, b, 0..T)] for every a;
-            // (a << (m + K)) + (b << K) + T <= n.
-            unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), out.get().add((a << (m + K)) + (b << K)), T) };
+            // at + T <= n.
+            unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), out.get().add(at), T) };
         }
     };
     if n >= PAR_MIN {
@@ -419,7 +442,7 @@ pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], s: F) {
 /// Coefficients (natural) in `src` to evaluations on the subgroup
 /// (natural) in `dst`.
 pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &Tables) {
-    bitrev_copy(dst, src, F::ONE);
+    bitrev_copy(dst, src, Scale::One);
     dit_from(dst, 1, tw_fwd, dst.len() >= PAR_MIN);
 }
 
@@ -428,8 +451,18 @@ pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &Tables) {
 /// folded into the permuting copy.
 pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &Tables) {
     let n = dst.len();
-    bitrev_copy(dst, src, inv_pow2(n.trailing_zeros()));
+    bitrev_copy(dst, src, Scale::By(inv_pow2(n.trailing_zeros())));
     dit_from(dst, 1, tw_inv, n >= PAR_MIN);
+}
+
+/// Coefficients (natural) in `src` to evaluations (natural) on the coset
+/// of `dst.len()` points whose table `scale` is `bitrev_powers(shift, 1,
+/// n)` (`None`: shift one), the coefficients zero-padded past n. The
+/// scaling rides on the permuting copy.
+pub(crate) fn coset_column(dst: &mut [F], src: &[F], scale: Option<&[F]>, tw_fwd: &Tables) {
+    let n = src.len();
+    bitrev_copy(&mut dst[..n], src, scale.map_or(Scale::One, Scale::Table));
+    bitrev_coeffs_to_evals(dst, n, None, tw_fwd);
 }
 
 /// `scale[p]` for the coefficient at bit-reversed position p: the table
@@ -437,7 +470,7 @@ pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &Tables) {
 pub(crate) fn bitrev_powers(shift: F, factor: F, n: usize) -> Vec<F> {
     let pows = powers(shift, factor, n);
     let mut out = vec![F::ZERO; n];
-    bitrev_copy(&mut out, &pows, F::ONE);
+    bitrev_copy(&mut out, &pows, Scale::One);
     out
 }
 
@@ -482,8 +515,20 @@ fn spread(col: &mut [F], n: usize, b: usize, scale: Option<&[F]>, par: bool) {
         Some(scale) => out.chunks_mut(b).zip(src).zip(scale).for_each(|((o, &v), &s)| o.fill(v * s)),
         None => out.chunks_mut(b).zip(src).for_each(|(o, &v)| o.fill(v)),
     };
+    if b == 1 {
+        // No spreading: at most the scaling, in parallel (a coset of the
+        // trace's own size).
+        if let Some(scale) = scale {
+            let mul = |(c, s): (&mut [F], &[F])| c.iter_mut().zip(s).for_each(|(v, &k)| *v *= k);
+            match par {
+                true => col[..n].par_chunks_mut(PIECE).zip(scale[..n].par_chunks(PIECE)).for_each(mul),
+                false => mul((&mut col[..n], &scale[..n])),
+            }
+        }
+        return;
+    }
     let mut hi = n;
-    while b > 1 && hi >= b {
+    while hi >= b {
         let lo = hi / b;
         let (head, tail) = col.split_at_mut(hi);
         let (src, out, scale) = (&head[lo..hi], &mut tail[..hi * (b - 1)], scale.map(|s| &s[lo..hi]));
@@ -549,7 +594,12 @@ pub(crate) fn coset_rows_column(
         let i0 = q * t;
         for (p, row) in block.chunks_mut(t).enumerate() {
             let at = p * r + i0;
-            row.iter_mut().zip(&coeffs[at..at + t]).zip(&pows[at..at + t]).for_each(|((o, &x), &s)| *o = x * s);
+            crate::simd::binop::<{ crate::simd::MUL }>(
+                row,
+                Some(&coeffs[at..at + t]),
+                Some(&pows[at..at + t]),
+                F::ZERO,
+            );
         }
         let mut tw = vec![F::ZERO; t];
         let mut h = c / 2;
@@ -697,10 +747,16 @@ mod tests {
             let a = column(n, 31 + log_n as u64);
             for s in [F::ONE, F::new(0x1234_5678_9ABC)] {
                 let mut d = vec![F::ZERO; n];
-                bitrev_copy(&mut d, &a, s);
+                bitrev_copy(&mut d, &a, if s == F::ONE { Scale::One } else { Scale::By(s) });
                 let want: Vec<F> = (0..n).map(|j| a[bitrev(j, log_n)] * s).collect();
                 assert_eq!(d, want, "2^{log_n}");
             }
+            // A factor per written position.
+            let table = column(n, 5 + log_n as u64);
+            let mut d = vec![F::ZERO; n];
+            bitrev_copy(&mut d, &a, Scale::Table(&table));
+            let want: Vec<F> = (0..n).map(|j| a[bitrev(j, log_n)] * table[j]).collect();
+            assert_eq!(d, want, "2^{log_n} by table");
             let pows = bitrev_powers(F::new(7), F::new(3), n);
             assert!(pows.iter().enumerate().all(|(p, &v)| v == F::new(3) * F::new(7).pow(bitrev(p, log_n) as u64)));
         }
@@ -731,6 +787,18 @@ mod tests {
             let mut back = vec![F::ZERO; n];
             intt_column(&mut back, &evals, &inv);
             assert_eq!(back, a);
+            // On a coset of the column's size and of twice it.
+            let shift = F::new(7);
+            let scale = bitrev_powers(shift, F::ONE, n);
+            for log_b in [0u32, 1] {
+                let mut coset = vec![F::ZERO; n << log_b];
+                coset_column(&mut coset, &a, Some(&scale), &fwd);
+                let w = F::two_adic_root(log_n + log_b);
+                for k in [0usize, 3, n / 2 + 1, (n << log_b) - 1] {
+                    let x = shift * w.pow(k as u64);
+                    assert_eq!(coset[k], a.iter().rev().fold(F::ZERO, |acc, &v| acc * x + v), "2^{log_n} row {k}");
+                }
+            }
         }
     }
 
