@@ -48,6 +48,10 @@ pub struct TableDims {
     /// (from folded coefficients), for a device with no room for a whole
     /// coset beside the coefficients.
     pub recompute_split: u32,
+    /// A recomputed table keeps its main trace beside its coefficients
+    /// until the LogUp round reads it (not rebuilt there): the main round
+    /// holds it with a coset.
+    pub recompute_keeps_traces: bool,
 }
 
 impl TableDims {
@@ -277,7 +281,8 @@ pub fn recomputed_resident(d: &TableDims) -> u64 {
 /// composition (or, split, DEEP) reads (a coset is rebuilt from coefficients with
 /// no scratch; a trace rebuilt takes no more, and one is made into
 /// coefficients in place, `intt_in_place`: a backend that allocates
-/// there needs the trace's bytes more) and the output, or with split
+/// there needs the trace's bytes more) and the output, with the main
+/// trace when it is kept until LogUp, or with split
 /// cosets a piece's worth (see below), beside the pieces' outputs so far
 /// and their interleave; or the quotient's split, which runs whole; or
 /// the LogUp build.
@@ -292,9 +297,14 @@ pub fn recomputed_transient(d: &TableDims) -> u64 {
             matrix_bytes(d.n() >> s.min(63), add(&[reads, d.parts.saturating_mul(3), 6]))
         }
     };
-    let coset = add(&[piece, outputs]);
+    let traces = match d.recompute_keeps_traces {
+        true => matrix_bytes(d.n(), d.main_width),
+        false => 0,
+    };
+    let coset = add(&[piece, outputs, traces]);
     let split = add(&[matrix_bytes(d.lde_rows(), 3), stage_alloc(Stage::QuotientSplit, d).scratch]);
-    // The LogUp build reads the whole trace, rebuilt beside its coefficients.
+    // The LogUp build reads the whole trace (kept or rebuilt) beside its
+    // coefficients.
     let logup = match d.aux_width {
         0 => 0,
         _ => add(&[matrix_bytes(d.n(), d.main_width + d.fixed_width), stage_alloc(Stage::LogUp, d).total()]),
@@ -376,6 +386,7 @@ mod tests {
         spill_piece: None,
         recompute: false,
         recompute_split: 0,
+        recompute_keeps_traces: false,
     };
 
     #[test]
@@ -438,6 +449,23 @@ mod tests {
         assert_eq!(table_transient(&d), matrix_bytes(1 << 21, 449 + 3 + 6) + matrix_bytes(1 << 23, 6));
         let kept = table_device_set(&TableDims { recompute: false, ..d });
         assert!(table_device_set(&d) < 24 << 30 && kept > 44 << 30, "{kept}");
+    }
+
+    #[test]
+    fn traces_kept_until_logup_add_their_bytes_beside_a_coset() {
+        let d = TableDims {
+            log_n: 21,
+            log_blowup: 2,
+            fixed_width: 2,
+            main_width: 449,
+            aux_width: 4,
+            parts: 1,
+            recompute: true,
+            ..TableDims::default()
+        };
+        let keeping = TableDims { recompute_keeps_traces: true, ..d };
+        assert_eq!(table_resident(&keeping), table_resident(&d));
+        assert_eq!(table_transient(&keeping), table_transient(&d) + matrix_bytes(1 << 21, 449));
     }
 
     #[test]

@@ -272,6 +272,7 @@ impl WgpuBackend {
             spill_piece: None,
             recompute: false,
             recompute_split: 0,
+            recompute_keeps_traces: false,
         }
     }
 

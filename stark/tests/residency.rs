@@ -1,15 +1,19 @@
 //! Spilled and recomputed residencies give the kept proof's bytes: every
 //! example, both hashes, blowups 2 to 8, spilled in pieces from a few
 //! columns or rows (many blocks, subtrees and cosets) to the whole matrix,
-//! recomputed a coset at a time or in pieces of a coset, every table
-//! spilled or recomputed, or one alone.
+//! recomputed a coset at a time or in pieces of a coset (the traces kept
+//! until LogUp or rebuilt there), every table spilled or recomputed, or
+//! one alone.
 
-use backend_api::{ColMatrix, HashKind, F};
+use backend_api::op::{Op, Out};
+use backend_api::wrap::{Matrix, Tree, Wrapper};
+use backend_api::{ColMatrix, Ctx, HashKind, Result, F};
 use backend_cpu::CpuBackend;
 use stark::examples::{Cubic, Fibonacci, Permutation, TwoTables};
 use stark::{
     prove_with_settings, verify, Acceptance, Machine, ProofOptions, ProveSettings, Residency, SingleTable, Tables,
 };
+use std::sync::Mutex;
 
 fn options(log_blowup: u32, hash: HashKind) -> ProofOptions {
     ProofOptions { log_blowup, num_queries: 20, grinding_bits: 4, hash, log_fri_arity: 2, log_final_poly_len: 2 }
@@ -35,10 +39,17 @@ fn same_bytes<M: Machine>(m: &M, traces: Vec<ColMatrix>, publics: &[F], o: &Proo
         assert!(spilled.to_bytes() == kept.to_bytes(), "{residency:?}: the bytes differ");
     }
     // Every table recomputed, each coset whole or in pieces down to single
-    // rows (composition given its next rows); then each table alone.
-    let all = [0, 1, 2, 9].map(|log_split| Residency::Recompute { tables: Tables::ALL, log_split });
-    let each = (0..m.tables().len())
-        .flat_map(|t| [0, 1].map(|log_split| Residency::Recompute { tables: Tables(1 << t), log_split }));
+    // rows (composition given its next rows), the traces kept until LogUp
+    // or rebuilt there; then each table alone.
+    let ways = [(0, true), (0, false), (1, true), (1, false), (2, false), (9, false)];
+    let all = ways.map(|(log_split, keep_traces)| Residency::Recompute { tables: Tables::ALL, log_split, keep_traces });
+    let each = (0..m.tables().len()).flat_map(|t| {
+        [(0, true), (1, false)].map(|(log_split, keep_traces)| Residency::Recompute {
+            tables: Tables(1 << t),
+            log_split,
+            keep_traces,
+        })
+    });
     for residency in all.into_iter().chain(each) {
         let (recomputed, stats) = prove(residency);
         assert_eq!(stats.residency, residency);
@@ -93,4 +104,44 @@ fn a_kept_table_in_a_deep_group_read_by_cosets() {
     let (b, q) = m.1.trace(6, 9);
     assert_eq!(p, q);
     same_bytes(&m, vec![a, b], &p, &options(2, HashKind::Keccak256));
+}
+
+/// Counts the backend's operations by name.
+struct Counting {
+    inner: CpuBackend,
+    ops: Mutex<Vec<&'static str>>,
+}
+
+impl Wrapper for Counting {
+    type Inner = CpuBackend;
+
+    fn inner(&self) -> &CpuBackend {
+        &self.inner
+    }
+
+    fn call(&self, ctx: &Ctx, op: Op<'_, &Matrix<Self>, &Tree<Self>>) -> Result<Out<Matrix<Self>, Tree<Self>>> {
+        self.ops.lock().unwrap().push(op.name());
+        op.dispatch(&self.inner, ctx)
+    }
+}
+
+#[test]
+fn a_trace_kept_until_logup_is_not_rebuilt_there() {
+    let (m, o) = (Permutation::default(), options(2, HashKind::Blake3));
+    let prove = |keep_traces| {
+        let b = Counting { inner: CpuBackend::new(), ops: Mutex::new(vec![]) };
+        let residency = Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces };
+        let settings = ProveSettings { residency, ..ProveSettings::default() };
+        let (proof, _) = prove_with_settings(&b, &m, vec![Permutation::trace(6, 3)], &[], &o, &settings).unwrap();
+        let ops = b.ops.into_inner().unwrap();
+        let count = |name| ops.iter().filter(|&&o| o == name).count();
+        (proof.to_bytes(), count("coset_ntt"), count("intt"), count("intt_in_place"))
+    };
+    let (kept, kept_cosets, kept_intt, kept_in_place) = prove(true);
+    let (rebuilt, rebuilt_cosets, rebuilt_intt, rebuilt_in_place) = prove(false);
+    assert!(kept == rebuilt);
+    // The main trace: made into coefficients beside itself, and one coset
+    // (the trace, shift one) not rebuilt for LogUp.
+    assert_eq!(kept_cosets + 1, rebuilt_cosets);
+    assert_eq!((kept_intt, kept_in_place), (rebuilt_intt + 1, rebuilt_in_place - 1));
 }

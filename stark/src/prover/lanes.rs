@@ -50,6 +50,7 @@ pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
         spill_piece: None,
         recompute: false,
         recompute_split: 0,
+        recompute_keeps_traces: false,
     }
 }
 
@@ -63,6 +64,7 @@ pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions, residenc
         spill_piece: piece(t),
         recompute: residency.recomputes(t),
         recompute_split: residency.table_split(t, s.log_n, s.offsets.iter().copied().max().unwrap_or(0)),
+        recompute_keeps_traces: residency.keeps_traces(t),
         ..dims(s, options)
     });
     DeviceSet { tables: tables.collect() }

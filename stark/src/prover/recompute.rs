@@ -10,8 +10,10 @@
 //! recomputed table's quotient parts have no trace to rebuild them from:
 //! they stay kept, and the stages that read them by pieces take those
 //! with `stride_rows` ([`super::commit`]). A trace is made into its
-//! coefficients in place (`intt_in_place`): they are never on the device
-//! together.
+//! coefficients in place (`intt_in_place`), so they are never on the
+//! device together; except a main trace kept until the LogUp round reads
+//! it (`keep_traces`, where the memory model has room): that round then
+//! rebuilds nothing.
 //!
 //! Under a budget with no room for a whole coset beside the coefficients,
 //! each coset is rebuilt in 2^log_split pieces: piece j of 2^L is the LDE's

@@ -33,8 +33,11 @@ pub enum Residency {
     /// The LDEs of `tables` kept nowhere: each coset (split in
     /// 2^log_split pieces) is rebuilt from the table's traces'
     /// coefficients, which stay on the backend, whenever a stage reads it
-    /// ([`super::recompute`]). The other tables keep theirs.
-    Recompute { tables: Tables, log_split: u32 },
+    /// ([`super::recompute`]). With `keep_traces`, the main trace stays
+    /// beside its coefficients until the LogUp round reads it (else that
+    /// round rebuilds it: one transform more, a trace's bytes less in the
+    /// main round). The other tables keep theirs.
+    Recompute { tables: Tables, log_split: u32, keep_traces: bool },
 }
 
 /// A set of tables by index (bit t: table t; at most 64 tables).
@@ -55,14 +58,17 @@ impl Residency {
         Residency::Spill { chunk_bytes, tables: Tables::ALL }
     }
 
-    /// Every table recomputed.
-    pub const RECOMPUTE_ALL: Residency = Residency::Recompute { tables: Tables::ALL, log_split: 0 };
+    /// Every table recomputed, whole cosets, the traces kept until LogUp
+    /// (with no budget to fit: the fewest transforms).
+    pub const RECOMPUTE_ALL: Residency = Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces: true };
 
-    /// Every table recomputed, its cosets split in as few pieces as fit
-    /// `budget` (the most the model tries, when none does).
+    /// Every table recomputed, in the first way that fits `budget`
+    /// ([`recompute_ways`]; the last, when none does).
     pub fn recompute_all_within(set: &DeviceSet, budget: u64) -> Residency {
-        let log_split = (0..=MAX_LOG_SPLIT).find(|&s| recomputed(set, Tables::ALL, s) <= budget);
-        Residency::Recompute { tables: Tables::ALL, log_split: log_split.unwrap_or(MAX_LOG_SPLIT) }
+        let fits =
+            |&(log_split, keep_traces): &(u32, bool)| recomputed(set, Tables::ALL, log_split, keep_traces) <= budget;
+        let (log_split, keep_traces) = recompute_ways().find(fits).unwrap_or((MAX_LOG_SPLIT, false));
+        Residency::Recompute { tables: Tables::ALL, log_split, keep_traces }
     }
 
     /// Pieces per coset of a recomputed table, as a power of two (0 when
@@ -95,6 +101,11 @@ impl Residency {
         matches!(self, Residency::Recompute { tables, .. } if tables.contains(t))
     }
 
+    /// Whether table `t` is recomputed with its traces kept until LogUp.
+    pub fn keeps_traces(&self, t: usize) -> bool {
+        matches!(self, Residency::Recompute { tables, keep_traces: true, .. } if tables.contains(t))
+    }
+
     /// Whether table `t`'s LDEs are read a coset at a time (not kept).
     pub fn in_pieces(&self, t: usize) -> bool {
         self.spills(t) || self.recomputes(t)
@@ -125,9 +136,9 @@ impl Residency {
             }
             None
         };
-        for log_split in 0..=MAX_LOG_SPLIT {
-            if let Some(tables) = largest_first(&|tables| recomputed(set, tables, log_split) <= budget) {
-                return Residency::Recompute { tables, log_split };
+        for (log_split, keep_traces) in recompute_ways() {
+            if let Some(tables) = largest_first(&|tables| recomputed(set, tables, log_split, keep_traces) <= budget) {
+                return Residency::Recompute { tables, log_split, keep_traces };
             }
         }
         let tables = largest_first(&|tables| held(set, tables) <= budget).unwrap_or(Tables::ALL);
@@ -162,13 +173,20 @@ fn held(set: &DeviceSet, tables: Tables) -> u64 {
 /// piece's fold reads the coefficients for little memory saved.
 const MAX_LOG_SPLIT: u32 = 4;
 
+/// The ways to recompute, fastest first: whole cosets with the traces
+/// kept until LogUp, whole cosets, then cosets in ever more pieces.
+fn recompute_ways() -> impl Iterator<Item = (u32, bool)> {
+    std::iter::once((0, true)).chain((0..=MAX_LOG_SPLIT).map(|s| (s, false)))
+}
+
 /// The device bytes of `set` with `tables` recomputed, cosets in
-/// 2^log_split pieces.
-fn recomputed(set: &DeviceSet, tables: Tables, log_split: u32) -> u64 {
+/// 2^log_split pieces, the traces kept until LogUp or not.
+fn recomputed(set: &DeviceSet, tables: Tables, log_split: u32, keep_traces: bool) -> u64 {
     let dims = |(t, d): (usize, &TableDims)| {
         let recompute = tables.contains(t);
         let log_split = if recompute { log_split.min(d.log_n) } else { 0 };
-        memory::table_device_set(&TableDims { recompute, recompute_split: log_split, ..*d })
+        let recompute_keeps_traces = recompute && keep_traces;
+        memory::table_device_set(&TableDims { recompute, recompute_split: log_split, recompute_keeps_traces, ..*d })
     };
     set.tables.iter().enumerate().map(dims).sum()
 }
@@ -383,18 +401,24 @@ mod tests {
         // The seeds' table beside a small one: kept, about 45 GiB.
         let set = DeviceSet { tables: vec![table(12, 8), table(21, 449)] };
         assert_eq!(Residency::auto(&set, 64 << 30), Residency::Keep);
-        // Recomputed, the large table holds its trace and two cosets' room.
+        // Recomputed, the large table holds its trace's coefficients, the
+        // trace itself until LogUp and two cosets' room.
         let r = Residency::auto(&set, 24 << 30);
-        assert!(r.recomputes(1) && !r.in_pieces(0), "{r:?}");
-        let Residency::Recompute { tables, log_split } = r else { unreachable!() };
-        assert!(log_split == 0 && recomputed(&set, tables, 0) <= 24 << 30);
+        assert!(r.recomputes(1) && r.keeps_traces(1) && !r.in_pieces(0) && !r.keeps_traces(0), "{r:?}");
+        let Residency::Recompute { tables, log_split, .. } = r else { unreachable!() };
+        assert!(log_split == 0 && recomputed(&set, tables, 0, true) <= 24 << 30);
+        // With a trace less of room, the trace is rebuilt for LogUp.
+        let whole = recomputed(&set, tables, 0, false);
+        assert!(whole < recomputed(&set, tables, 0, true));
+        let r = Residency::auto(&set, whole);
+        assert!(r.recomputes(1) && !r.keeps_traces(1) && r.log_split() == 0, "{r:?}");
         // With less room, its cosets are rebuilt in pieces.
         let r = Residency::auto(&set, 16 << 30);
-        let Residency::Recompute { tables, log_split } = r else { panic!("{r:?}") };
-        assert!(log_split > 0 && recomputed(&set, tables, log_split) <= 16 << 30, "{r:?}");
-        assert!(recomputed(&set, tables, log_split - 1) > 16 << 30, "{r:?}: the fewest pieces that fit");
+        let Residency::Recompute { tables, log_split, keep_traces } = r else { panic!("{r:?}") };
+        assert!(log_split > 0 && !keep_traces && recomputed(&set, tables, log_split, false) <= 16 << 30, "{r:?}");
+        assert!(recomputed(&set, tables, log_split - 1, false) > 16 << 30, "{r:?}: the fewest pieces that fit");
         // Below the finest split, spilled.
-        let below = recomputed(&set, Tables::ALL, MAX_LOG_SPLIT) - 1;
+        let below = recomputed(&set, Tables::ALL, MAX_LOG_SPLIT, false) - 1;
         let r = Residency::auto(&set, below);
         assert!(r.spills(1) && !r.spills(0) && !r.recomputes(1), "{r:?}");
         let Residency::Spill { chunk_bytes, .. } = r else { unreachable!() };

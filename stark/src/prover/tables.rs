@@ -59,15 +59,26 @@ impl<B: Backend> Prover<'_, B> {
     }
 
     /// Extends and commits a trace made on the backend: kept there,
-    /// spilled to the host, or recomputed from the trace's coefficients
-    /// (which then stand in for the trace too: they are written over it). Returns the
-    /// trace as later rounds read it, and the commitment.
-    pub(super) fn extend(&self, ctx: &Ctx, t: usize, dev: B::Matrix) -> Result<(Held<B>, Committed<B>), BackendError> {
+    /// spilled to the host, or recomputed from the trace's coefficients,
+    /// which then stand in for the trace too (written over it) unless
+    /// `keep_trace`: a later round reads it whole. Returns the trace as
+    /// later rounds read it, and the commitment.
+    pub(super) fn extend(
+        &self,
+        ctx: &Ctx,
+        t: usize,
+        dev: B::Matrix,
+        keep_trace: bool,
+    ) -> Result<(Held<B>, Committed<B>), BackendError> {
         let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
         match self.spiller_for(t) {
             Some(s) => {
                 let lde = Committed::extend_spilled(&s, ctx, &s.down(ctx, &dev)?, o.log_blowup, shift, o.hash)?;
                 Ok((Held::Kept(Arc::new(dev)), lde))
+            }
+            None if self.residency.recomputes(t) && keep_trace => {
+                let recipe = Recipe::of(b, ctx, &dev, o.log_blowup, shift, self.log_split(t))?;
+                Ok((Held::Kept(Arc::new(dev)), Committed::recomputed(b, ctx, recipe, o.hash)?))
             }
             None if self.residency.recomputes(t) => {
                 let recipe = Recipe::of_owned(b, ctx, dev, o.log_blowup, shift, self.log_split(t))?;
