@@ -241,12 +241,11 @@ impl NttOps for CpuBackend {
         let Some(log_c) = ntt::coset_rows_split(n.trailing_zeros(), positions.len()) else {
             return self.rows(ctx, &self.coset_ntt(ctx, coeffs, 0, shift)?, positions);
         };
-        let pows = ntt::powers(shift, F::ONE, n);
         let columns: Vec<Vec<F>> = (0..coeffs.width)
             .into_par_iter()
             .map_init(
                 || vec![F::ZERO; n],
-                |scratch, c| ntt::coset_rows_column(coeffs.column(c), &pows, positions, log_c, scratch),
+                |scratch, c| ntt::coset_rows_column(coeffs.column(c), shift, positions, log_c, scratch),
             )
             .collect();
         Ok((0..positions.len()).map(|i| columns.iter().map(|col| col[i]).collect()).collect())

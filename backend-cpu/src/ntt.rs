@@ -567,39 +567,32 @@ pub(crate) fn coset_rows_split(log_n: u32, k: usize) -> Option<u32> {
 }
 
 /// The polynomial `coeffs` (natural order, 2^log_n of them) at
-/// shift * w^k for each k of `positions` (w generates H_n; `pows[i]` is
-/// shift^i), without the whole transform. Cut the scaled coefficients
-/// a_i = coeffs_i shift^i into C = 2^log_c slices of R = n / C: with
-/// i = i1 + R i2 and k = k2 + C k1, the value is
-/// sum_i1 (w^k)^i1 Y[i1][k2], where Y[i1][.] is the C-point DFT of
-/// a[i1 + R .]. The DFTs run across the slices, a tile of T consecutive
-/// i1 per task, each tile's C x T block of `scratch` (n elements) its own
-/// (DIF, so the block's row p holds Y[.][bitrev(p)]); each position is
-/// then a dot product of R terms with the powers of w^k, a run of T from
-/// every block. Parallel over tiles, then over positions, so a few
-/// columns still fill the cores.
-pub(crate) fn coset_rows_column(
-    coeffs: &[F],
-    pows: &[F],
-    positions: &[usize],
-    log_c: u32,
-    scratch: &mut [F],
-) -> Vec<F> {
+/// shift * w^k for each k of `positions` (w generates H_n), without the
+/// whole transform. Cut the coefficients into C = 2^log_c slices of
+/// R = n / C: with i = i1 + R i2 and k = k2 + C k1, the value is
+/// sum_i1 (shift w^k)^i1 Y[i1][k2], where Y[i1][.] is the C-point DFT of
+/// coeffs[i1 + R .] shift^(R .) (shift^i = shift^i1 shift^(R i2): the
+/// first factor rides on the positions' powers, the second is one
+/// constant per slice). The DFTs run across the slices, a tile of T
+/// consecutive i1 per task, each tile's C x T block of `scratch` (n
+/// elements) its own (DIF, so the block's row p holds Y[.][bitrev(p)]);
+/// each position is then a dot product of R terms with the powers of
+/// shift w^k, a run of T from every block. Parallel over tiles, then over
+/// positions, so a few columns still fill the cores.
+pub(crate) fn coset_rows_column(coeffs: &[F], shift: F, positions: &[usize], log_c: u32, scratch: &mut [F]) -> Vec<F> {
     const T: usize = 128;
     let n = coeffs.len();
     let (c, r) = (1usize << log_c, n >> log_c);
     let simd = crate::simd::available();
     let t = T.min(r);
+    let slice_step = shift.pow(r as u64);
     scratch.par_chunks_mut(c * t).enumerate().for_each(|(q, block)| {
         let i0 = q * t;
+        let mut factor = F::ONE;
         for (p, row) in block.chunks_mut(t).enumerate() {
             let at = p * r + i0;
-            crate::simd::binop::<{ crate::simd::MUL }>(
-                row,
-                Some(&coeffs[at..at + t]),
-                Some(&pows[at..at + t]),
-                F::ZERO,
-            );
+            crate::simd::binop::<{ crate::simd::MUL }>(row, Some(&coeffs[at..at + t]), None, factor);
+            factor *= slice_step;
         }
         let mut tw = vec![F::ZERO; t];
         let mut h = c / 2;
@@ -624,7 +617,7 @@ pub(crate) fn coset_rows_column(
         .map_init(
             || vec![F::ZERO; r],
             |powers, &k| {
-                let y = w_n.pow(k as u64);
+                let y = shift * w_n.pow(k as u64);
                 let lanes = 8.min(r);
                 let mut acc = F::ONE;
                 for v in &mut powers[..lanes] {
