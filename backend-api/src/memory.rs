@@ -52,6 +52,9 @@ pub struct TableDims {
     /// until the LogUp round reads it (not rebuilt there): the main round
     /// holds it with a coset.
     pub recompute_keeps_traces: bool,
+    /// A recomputed table keeps its auxiliary LDE (with its tree) in place
+    /// of the auxiliary columns' coefficients.
+    pub recompute_keeps_aux: bool,
 }
 
 impl TableDims {
@@ -269,12 +272,20 @@ pub fn spilled_transient(d: &TableDims, piece: u64) -> u64 {
 /// traces' coefficients (the recipes, in place of the traces), the
 /// quotient parts' LDE with its tree (the parts have no trace to rebuild
 /// them from; pieces of it are taken with `stride_rows`), and the DEEP
-/// and FRI bounds. The main and auxiliary trees are on the host.
+/// and FRI bounds. The main and auxiliary trees are on the host, unless
+/// the auxiliary LDE is kept: then it and its tree are here, not its
+/// coefficients.
 pub fn recomputed_resident(d: &TableDims) -> u64 {
     let (n, big) = (d.n(), d.lde_rows());
     let deep_fri = add(&[matrix_bytes(big, 3), tree_bytes(big)]).saturating_mul(2);
-    let parts = matrix_bytes(big, d.parts.saturating_mul(3));
-    add(&[matrix_bytes(n, d.trace_width()), parts, tree_bytes(big), deep_fri])
+    let aux = d.aux_width.saturating_mul(3);
+    let (kept, coeffs) = match d.recompute_keeps_aux && aux > 0 {
+        true => (aux, d.trace_width().saturating_sub(aux)),
+        false => (0, d.trace_width()),
+    };
+    let kept_trees = if kept > 0 { 2 } else { 1 };
+    let lde = matrix_bytes(big, d.parts.saturating_mul(3).saturating_add(kept));
+    add(&[matrix_bytes(n, coeffs), lde, tree_bytes(big).saturating_mul(kept_trees), deep_fri])
 }
 
 /// A recomputed table's room on top: one coset of every matrix
@@ -309,6 +320,14 @@ pub fn recomputed_transient(d: &TableDims) -> u64 {
         0 => 0,
         _ => add(&[matrix_bytes(d.n(), d.main_width + d.fixed_width), stage_alloc(Stage::LogUp, d).total()]),
     };
+    // A kept auxiliary LDE is made from its trace, beside it.
+    let aux_lde = match d.recompute_keeps_aux && d.aux_width > 0 {
+        true => {
+            let aux = TableDims::matrix(d.log_n, d.log_blowup, d.aux_width.saturating_mul(3) as usize);
+            add(&[matrix_bytes(d.n(), d.aux_width.saturating_mul(3)), stage_alloc(Stage::CosetLde, &aux).scratch])
+        }
+        false => 0,
+    };
     // DEEP reads a recomputed table's two combinations (3 columns each,
     // from their coefficients) on the whole LDE when its cosets are whole,
     // beside the quotient's codeword.
@@ -316,7 +335,7 @@ pub fn recomputed_transient(d: &TableDims) -> u64 {
         0 => add(&[matrix_bytes(d.lde_rows(), 9), matrix_bytes(d.n(), 6)]),
         _ => 0,
     };
-    coset.max(split).max(logup).max(deep)
+    coset.max(split).max(logup).max(deep).max(aux_lde)
 }
 
 /// The device bytes one proof reserves before it starts: every table's
@@ -387,6 +406,7 @@ mod tests {
         recompute: false,
         recompute_split: 0,
         recompute_keeps_traces: false,
+        recompute_keeps_aux: false,
     };
 
     #[test]
@@ -466,6 +486,26 @@ mod tests {
         let keeping = TableDims { recompute_keeps_traces: true, ..d };
         assert_eq!(table_resident(&keeping), table_resident(&d));
         assert_eq!(table_transient(&keeping), table_transient(&d) + matrix_bytes(1 << 21, 449));
+    }
+
+    #[test]
+    fn a_kept_auxiliary_lde_replaces_its_coefficients() {
+        let d = TableDims {
+            log_n: 20,
+            log_blowup: 2,
+            main_width: 52,
+            aux_width: 4,
+            parts: 2,
+            recompute: true,
+            ..TableDims::default()
+        };
+        let keeping = TableDims { recompute_keeps_aux: true, ..d };
+        let more = matrix_bytes(1 << 22, 12) + tree_bytes(1 << 22) - matrix_bytes(1 << 20, 12);
+        assert_eq!(table_resident(&keeping), table_resident(&d) + more);
+        assert!(table_transient(&keeping) >= table_transient(&d));
+        // Nothing to keep without auxiliary columns.
+        let none = TableDims { aux_width: 0, ..d };
+        assert_eq!(table_device_set(&TableDims { recompute_keeps_aux: true, ..none }), table_device_set(&none));
     }
 
     #[test]

@@ -273,6 +273,7 @@ impl WgpuBackend {
             recompute: false,
             recompute_split: 0,
             recompute_keeps_traces: false,
+            recompute_keeps_aux: false,
         }
     }
 

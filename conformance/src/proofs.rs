@@ -91,7 +91,7 @@ pub(crate) fn stark_examples<B: Backend>(c: &mut Checker<B>) {
     // subtrees and one coset at a time), and recomputed from the traces a
     // coset at a time or in quarters of one (composition given its next
     // rows): the kept proof's bytes.
-    let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 2, keep_traces: false };
+    let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 2, keep_traces: false, keep_aux: false };
     let others = [
         ("spilled", Residency::spill_all(4096)),
         ("recomputed", Residency::RECOMPUTE_ALL),
@@ -126,7 +126,8 @@ pub(crate) fn vm_examples<B: Backend>(c: &mut Checker<B>) {
             // The first example also spilled and recomputed (its tables
             // have fixed columns).
             let first = k == 0 && hash == HashKind::Blake3;
-            let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 1, keep_traces: false };
+            let split =
+                Residency::Recompute { tables: stark::Tables::ALL, log_split: 1, keep_traces: false, keep_aux: false };
             let others = [Residency::spill_all(1 << 16), Residency::RECOMPUTE_ALL, split].into_iter().filter(|_| first);
             for residency in std::iter::once(Residency::Keep).chain(others) {
                 let label = match residency {

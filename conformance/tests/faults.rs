@@ -232,7 +232,7 @@ fn concurrent_proves_under_sticky_declines_stay_byte_identical() {
 fn a_decline_in_the_middle_of_a_spill_or_a_recompute_is_recovered_with_the_same_bytes() {
     use stark::{ProveSettings, Residency};
     let want = clean();
-    let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 2, keep_traces: false };
+    let split = Residency::Recompute { tables: stark::Tables::ALL, log_split: 2, keep_traces: false, keep_aux: false };
     for residency in [Residency::spill_all(512), Residency::RECOMPUTE_ALL, split] {
         let settings = ProveSettings { residency, ..ProveSettings::default() };
         let prove_in_pieces = |b: &Flaked| {

@@ -2,8 +2,8 @@
 //! example, both hashes, blowups 2 to 8, spilled in pieces from a few
 //! columns or rows (many blocks, subtrees and cosets) to the whole matrix,
 //! recomputed a coset at a time or in pieces of a coset (the traces kept
-//! until LogUp or rebuilt there), every table spilled or recomputed, or
-//! one alone.
+//! until LogUp or rebuilt there, the auxiliary LDE kept or rebuilt), every
+//! table spilled or recomputed, or one alone.
 
 use backend_api::op::{Op, Out};
 use backend_api::wrap::{Matrix, Tree, Wrapper};
@@ -40,16 +40,14 @@ fn same_bytes<M: Machine>(m: &M, traces: Vec<ColMatrix>, publics: &[F], o: &Proo
     }
     // Every table recomputed, each coset whole or in pieces down to single
     // rows (composition given its next rows), the traces kept until LogUp
-    // or rebuilt there; then each table alone.
-    let ways = [(0, true), (0, false), (1, true), (1, false), (2, false), (9, false)];
-    let all = ways.map(|(log_split, keep_traces)| Residency::Recompute { tables: Tables::ALL, log_split, keep_traces });
-    let each = (0..m.tables().len()).flat_map(|t| {
-        [(0, true), (1, false)].map(|(log_split, keep_traces)| Residency::Recompute {
-            tables: Tables(1 << t),
-            log_split,
-            keep_traces,
-        })
-    });
+    // or rebuilt there, the auxiliary LDE kept or rebuilt; then each table
+    // alone.
+    let way =
+        |tables, (log_split, keep_traces, keep_aux)| Residency::Recompute { tables, log_split, keep_traces, keep_aux };
+    let ways =
+        [(0, true, true), (0, true, false), (0, false, true), (1, true, true), (1, false, false), (2, false, false)];
+    let all = ways.into_iter().chain([(9, false, false)]).map(|w| way(Tables::ALL, w));
+    let each = (0..m.tables().len()).flat_map(|t| [(0, true, true), (1, false, false)].map(|w| way(Tables(1 << t), w)));
     for residency in all.into_iter().chain(each) {
         let (recomputed, stats) = prove(residency);
         assert_eq!(stats.residency, residency);
@@ -130,7 +128,7 @@ fn a_trace_kept_until_logup_is_not_rebuilt_there() {
     let (m, o) = (Permutation::default(), options(2, HashKind::Blake3));
     let prove = |keep_traces| {
         let b = Counting { inner: CpuBackend::new(), ops: Mutex::new(vec![]) };
-        let residency = Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces };
+        let residency = Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces, keep_aux: false };
         let settings = ProveSettings { residency, ..ProveSettings::default() };
         let (proof, _) = prove_with_settings(&b, &m, vec![Permutation::trace(6, 3)], &[], &o, &settings).unwrap();
         let ops = b.ops.into_inner().unwrap();
@@ -144,4 +142,29 @@ fn a_trace_kept_until_logup_is_not_rebuilt_there() {
     // (the trace, shift one) not rebuilt for LogUp.
     assert_eq!(kept_cosets + 1, rebuilt_cosets);
     assert_eq!((kept_intt, kept_in_place), (rebuilt_intt + 1, rebuilt_in_place - 1));
+}
+
+#[test]
+fn a_kept_auxiliary_lde_is_extended_once_and_never_rebuilt() {
+    let (m, o) = (Permutation::default(), options(2, HashKind::Keccak256));
+    let prove = |keep_aux| {
+        let b = Counting { inner: CpuBackend::new(), ops: Mutex::new(vec![]) };
+        let residency = Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces: true, keep_aux };
+        let settings = ProveSettings { residency, ..ProveSettings::default() };
+        let (proof, _) = prove_with_settings(&b, &m, vec![Permutation::trace(6, 3)], &[], &o, &settings).unwrap();
+        let ops = b.ops.into_inner().unwrap();
+        let count = |name| ops.iter().filter(|&&o| o == name).count();
+        (proof.to_bytes(), count("coset_lde"), count("coset_ntt"), count("coset_rows"), count("stride_rows"))
+    };
+    let (kept, kept_ldes, kept_cosets, kept_rows, kept_strides) = prove(true);
+    let (rebuilt, rebuilt_ldes, rebuilt_cosets, rebuilt_rows, rebuilt_strides) = prove(false);
+    assert!(kept == rebuilt);
+    // Extended once; composition reads its pieces of the quotient domain
+    // by stride instead of rebuilding them, and neither the commitment (4
+    // cosets), DEEP (its combination) nor the openings rebuild it.
+    assert_eq!(kept_ldes, rebuilt_ldes + 1);
+    let composed = kept_strides.checked_sub(rebuilt_strides).expect("composition reads the kept LDE by stride");
+    assert!(composed >= 1);
+    assert_eq!(kept_cosets + 4 + composed + 1, rebuilt_cosets);
+    assert!(kept_rows < rebuilt_rows);
 }

@@ -54,7 +54,7 @@ fn a_bad_cell_is_named_whatever_the_residency() {
         Residency::Keep,
         Residency::spill_all(1 << 10),
         Residency::RECOMPUTE_ALL,
-        Residency::Recompute { tables: Tables::ALL, log_split: 2, keep_traces: false },
+        Residency::Recompute { tables: Tables::ALL, log_split: 2, keep_traces: false, keep_aux: false },
     ] {
         let settings = ProveSettings { residency, observer: None };
         let air = SingleTable(Fibonacci::default());

@@ -116,7 +116,7 @@ struct ProveArgs {
     /// Reed-Solomon blowup: 2, 4, 8 or 16
     #[arg(long, default_value_t = default_options().blowup())]
     blowup: u64,
-    /// Where the low-degree extensions live: keep them on the device; recompute them (keep the traces' coefficients, and the traces until the LogUp round reads them where they fit, and rebuild each coset of an LDE whenever a stage reads it, in pieces when a whole coset does not fit --vram-budget); or spill them to host memory and stream them back in pieces. auto keeps them while the proof's device set fits the device's budget (--vram-budget), else recomputes the largest tables, else spills them. Proof bytes are the same
+    /// Where the low-degree extensions live: keep them on the device; recompute them (keep the traces' coefficients, and where they fit the traces until the LogUp round reads them and the auxiliary LDEs, and rebuild each coset of an LDE whenever a stage reads it, in pieces when a whole coset does not fit --vram-budget); or spill them to host memory and stream them back in pieces. auto keeps them while the proof's device set fits the device's budget (--vram-budget), else recomputes the largest tables, else spills them. Proof bytes are the same
     #[arg(long, value_enum, default_value_t = ResidencyChoice::Auto)]
     residency: ResidencyChoice,
     /// FRI queries
@@ -658,10 +658,11 @@ impl Report<'_, '_> {
         let moved = gib(self.stats.spilled_bytes);
         let mut line = match r {
             stark::Residency::Keep => "memory    LDEs kept".to_string(),
-            stark::Residency::Recompute { log_split, keep_traces, .. } => {
+            stark::Residency::Recompute { log_split, keep_traces, keep_aux, .. } => {
                 let split =
                     if log_split > 0 { format!(", each coset in {} pieces", 1u32 << log_split) } else { String::new() };
                 let split = if keep_traces { format!("{split}, traces kept until LogUp") } else { split };
+                let split = if keep_aux { format!("{split}, auxiliary LDEs kept") } else { split };
                 format!("memory    LDEs {}{split} ({moved:.2} GiB moved between host and device)", which("recomputed"))
             }
             stark::Residency::Spill { chunk_bytes, .. } => {

@@ -51,6 +51,7 @@ pub(crate) fn dims(shape: &TableShape, options: &ProofOptions) -> TableDims {
         recompute: false,
         recompute_split: 0,
         recompute_keeps_traces: false,
+        recompute_keeps_aux: false,
     }
 }
 
@@ -65,6 +66,7 @@ pub(crate) fn device_set(shapes: &[TableShape], options: &ProofOptions, residenc
         recompute: residency.recomputes(t),
         recompute_split: residency.table_split(t, s.log_n, s.offsets.iter().copied().max().unwrap_or(0)),
         recompute_keeps_traces: residency.keeps_traces(t),
+        recompute_keeps_aux: residency.keeps_aux(t),
         ..dims(s, options)
     });
     DeviceSet { tables: tables.collect() }

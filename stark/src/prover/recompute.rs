@@ -13,7 +13,9 @@
 //! coefficients in place (`intt_in_place`), so they are never on the
 //! device together; except a main trace kept until the LogUp round reads
 //! it (`keep_traces`, where the memory model has room): that round then
-//! rebuilds nothing.
+//! rebuilds nothing. With `keep_aux` the auxiliary columns' LDE is kept
+//! (they are a fraction of the main columns' width): only the main one is
+//! recomputed, and the stages read the kept one as any kept matrix.
 //!
 //! Under a budget with no room for a whole coset beside the coefficients,
 //! each coset is rebuilt in 2^log_split pieces: piece j of 2^L is the LDE's

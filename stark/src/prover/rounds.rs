@@ -88,7 +88,7 @@ impl<B: Backend> Prover<'_, B> {
                 if self.residency.recomputes(t) {
                     let dev = b.upload(ctx, &host)?;
                     drop(host);
-                    return self.extend(ctx, t, dev, self.residency.keeps_traces(t));
+                    return self.extend(ctx, t, dev, self.main_hold(t));
                 }
                 let (dev, lde) = b.upload_coset_lde(ctx, &host, o.log_blowup, shape.shift)?;
                 drop(host);
@@ -149,7 +149,8 @@ impl<B: Backend> Prover<'_, B> {
                 b.logup_aux(ctx, &inputs)
             })?;
             drop(traces);
-            let (_, aux) = self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, trace, false))?;
+            let (_, aux) =
+                self.clock.time("aux commit", &shape.name, || self.extend(ctx, t, trace, self.aux_hold(t)))?;
             Ok(Some((aux, sum)))
         })?;
         let mut round = AuxRound { challenges, commits: vec![], values: vec![] };

@@ -36,8 +36,10 @@ pub enum Residency {
     /// ([`super::recompute`]). With `keep_traces`, the main trace stays
     /// beside its coefficients until the LogUp round reads it (else that
     /// round rebuilds it: one transform more, a trace's bytes less in the
-    /// main round). The other tables keep theirs.
-    Recompute { tables: Tables, log_split: u32, keep_traces: bool },
+    /// main round). With `keep_aux`, the auxiliary columns' LDE is kept
+    /// (narrower than the main one; composition and the openings then
+    /// rebuild only the main columns). The other tables keep theirs.
+    Recompute { tables: Tables, log_split: u32, keep_traces: bool, keep_aux: bool },
 }
 
 /// A set of tables by index (bit t: table t; at most 64 tables).
@@ -59,16 +61,22 @@ impl Residency {
     }
 
     /// Every table recomputed, whole cosets, the traces kept until LogUp
-    /// (with no budget to fit: the fewest transforms).
-    pub const RECOMPUTE_ALL: Residency = Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces: true };
+    /// and the auxiliary LDEs kept (with no budget to fit: the fewest
+    /// transforms).
+    pub const RECOMPUTE_ALL: Residency =
+        Residency::Recompute { tables: Tables::ALL, log_split: 0, keep_traces: true, keep_aux: true };
+
+    /// `tables` recomputed in `way` ([`recompute_ways`]).
+    fn recompute(tables: Tables, way: Way) -> Residency {
+        Residency::Recompute { tables, log_split: way.log_split, keep_traces: way.keep_traces, keep_aux: way.keep_aux }
+    }
 
     /// Every table recomputed, in the first way that fits `budget`
     /// ([`recompute_ways`]; the last, when none does).
     pub fn recompute_all_within(set: &DeviceSet, budget: u64) -> Residency {
-        let fits =
-            |&(log_split, keep_traces): &(u32, bool)| recomputed(set, Tables::ALL, log_split, keep_traces) <= budget;
-        let (log_split, keep_traces) = recompute_ways().find(fits).unwrap_or((MAX_LOG_SPLIT, false));
-        Residency::Recompute { tables: Tables::ALL, log_split, keep_traces }
+        let last = Way { log_split: MAX_LOG_SPLIT, keep_traces: false, keep_aux: false };
+        let way = recompute_ways().find(|&w| recomputed(set, Tables::ALL, w) <= budget).unwrap_or(last);
+        Residency::recompute(Tables::ALL, way)
     }
 
     /// Pieces per coset of a recomputed table, as a power of two (0 when
@@ -106,6 +114,11 @@ impl Residency {
         matches!(self, Residency::Recompute { tables, keep_traces: true, .. } if tables.contains(t))
     }
 
+    /// Whether table `t` is recomputed with its auxiliary LDE kept.
+    pub fn keeps_aux(&self, t: usize) -> bool {
+        matches!(self, Residency::Recompute { tables, keep_aux: true, .. } if tables.contains(t))
+    }
+
     /// Whether table `t`'s LDEs are read a coset at a time (not kept).
     pub fn in_pieces(&self, t: usize) -> bool {
         self.spills(t) || self.recomputes(t)
@@ -136,9 +149,9 @@ impl Residency {
             }
             None
         };
-        for (log_split, keep_traces) in recompute_ways() {
-            if let Some(tables) = largest_first(&|tables| recomputed(set, tables, log_split, keep_traces) <= budget) {
-                return Residency::Recompute { tables, log_split, keep_traces };
+        for way in recompute_ways() {
+            if let Some(tables) = largest_first(&|tables| recomputed(set, tables, way) <= budget) {
+                return Residency::recompute(tables, way);
             }
         }
         let tables = largest_first(&|tables| held(set, tables) <= budget).unwrap_or(Tables::ALL);
@@ -173,20 +186,39 @@ fn held(set: &DeviceSet, tables: Tables) -> u64 {
 /// piece's fold reads the coefficients for little memory saved.
 const MAX_LOG_SPLIT: u32 = 4;
 
-/// The ways to recompute, fastest first: whole cosets with the traces
-/// kept until LogUp, whole cosets, then cosets in ever more pieces.
-fn recompute_ways() -> impl Iterator<Item = (u32, bool)> {
-    std::iter::once((0, true)).chain((0..=MAX_LOG_SPLIT).map(|s| (s, false)))
+/// A way to recompute a table (see [`Residency::Recompute`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Way {
+    log_split: u32,
+    keep_traces: bool,
+    keep_aux: bool,
 }
 
-/// The device bytes of `set` with `tables` recomputed, cosets in
-/// 2^log_split pieces, the traces kept until LogUp or not.
-fn recomputed(set: &DeviceSet, tables: Tables, log_split: u32, keep_traces: bool) -> u64 {
+/// The ways to recompute, fastest first: whole cosets with the traces
+/// kept until LogUp and the auxiliary LDE kept, then with the auxiliary
+/// LDE rebuilt too, then with the traces rebuilt for LogUp, then cosets in
+/// ever more pieces.
+fn recompute_ways() -> impl Iterator<Item = Way> {
+    let whole = |keep_traces, keep_aux| Way { log_split: 0, keep_traces, keep_aux };
+    [whole(true, true), whole(true, false)].into_iter().chain((0..=MAX_LOG_SPLIT).map(|log_split| Way {
+        log_split,
+        keep_traces: false,
+        keep_aux: false,
+    }))
+}
+
+/// The device bytes of `set` with `tables` recomputed in `way`.
+fn recomputed(set: &DeviceSet, tables: Tables, way: Way) -> u64 {
     let dims = |(t, d): (usize, &TableDims)| {
         let recompute = tables.contains(t);
-        let log_split = if recompute { log_split.min(d.log_n) } else { 0 };
-        let recompute_keeps_traces = recompute && keep_traces;
-        memory::table_device_set(&TableDims { recompute, recompute_split: log_split, recompute_keeps_traces, ..*d })
+        let log_split = if recompute { way.log_split.min(d.log_n) } else { 0 };
+        memory::table_device_set(&TableDims {
+            recompute,
+            recompute_split: log_split,
+            recompute_keeps_traces: recompute && way.keep_traces,
+            recompute_keeps_aux: recompute && way.keep_aux,
+            ..*d
+        })
     };
     set.tables.iter().enumerate().map(dims).sum()
 }
@@ -396,29 +428,41 @@ mod tests {
 
     #[test]
     fn auto_keeps_what_fits_then_recomputes_then_spills_the_largest_tables_first() {
-        let table =
-            |log_n, main_width| TableDims { log_n, log_blowup: 2, main_width, parts: 1, ..TableDims::default() };
-        // The seeds' table beside a small one: kept, about 45 GiB.
-        let set = DeviceSet { tables: vec![table(12, 8), table(21, 449)] };
+        let table = |log_n, main_width, aux_width| TableDims {
+            log_n,
+            log_blowup: 2,
+            main_width,
+            aux_width,
+            parts: 1,
+            ..TableDims::default()
+        };
+        // The seeds' table (with 4 auxiliary columns) beside a small one:
+        // kept, about 46 GiB.
+        let set = DeviceSet { tables: vec![table(12, 8, 0), table(21, 449, 4)] };
         assert_eq!(Residency::auto(&set, 64 << 30), Residency::Keep);
-        // Recomputed, the large table holds its trace's coefficients, the
-        // trace itself until LogUp and two cosets' room.
-        let r = Residency::auto(&set, 24 << 30);
-        assert!(r.recomputes(1) && r.keeps_traces(1) && !r.in_pieces(0) && !r.keeps_traces(0), "{r:?}");
-        let Residency::Recompute { tables, log_split, .. } = r else { unreachable!() };
-        assert!(log_split == 0 && recomputed(&set, tables, 0, true) <= 24 << 30);
-        // With a trace less of room, the trace is rebuilt for LogUp.
-        let whole = recomputed(&set, tables, 0, false);
-        assert!(whole < recomputed(&set, tables, 0, true));
-        let r = Residency::auto(&set, whole);
-        assert!(r.recomputes(1) && !r.keeps_traces(1) && r.log_split() == 0, "{r:?}");
-        // With less room, its cosets are rebuilt in pieces.
-        let r = Residency::auto(&set, 16 << 30);
-        let Residency::Recompute { tables, log_split, keep_traces } = r else { panic!("{r:?}") };
-        assert!(log_split > 0 && !keep_traces && recomputed(&set, tables, log_split, false) <= 16 << 30, "{r:?}");
-        assert!(recomputed(&set, tables, log_split - 1, false) > 16 << 30, "{r:?}: the fewest pieces that fit");
+        // Recomputed whole, each way holds less than the one before it
+        // (the auxiliary LDE, then the trace until LogUp given up), and a
+        // budget of a way's set gets that way, for the large table alone.
+        let ways: Vec<Way> = recompute_ways().collect();
+        let sets: Vec<u64> = ways.iter().map(|&w| recomputed(&set, Tables(2), w)).collect();
+        assert!(sets[..3].windows(2).all(|p| p[0] > p[1]), "{sets:?}");
+        for (&way, &bytes) in ways.iter().zip(&sets).take(3) {
+            assert_eq!(Residency::auto(&set, bytes), Residency::recompute(Tables(2), way), "{way:?}");
+        }
+        let r = Residency::auto(&set, sets[0]);
+        assert!(r.keeps_aux(1) && r.keeps_traces(1) && !r.in_pieces(0) && !r.keeps_aux(0), "{r:?}");
+        // With less room, its cosets are rebuilt in pieces: the fewest
+        // that fit.
+        let budget = *sets.iter().min().unwrap();
+        let r = Residency::auto(&set, budget);
+        let Residency::Recompute { tables, log_split, keep_traces: false, keep_aux: false } = r else {
+            panic!("{r:?}")
+        };
+        let split = |log_split| Way { log_split, keep_traces: false, keep_aux: false };
+        assert!(log_split > 0 && recomputed(&set, tables, split(log_split)) <= budget, "{r:?}");
+        assert!(recomputed(&set, tables, split(log_split - 1)) > budget, "{r:?}: the fewest pieces that fit");
         // Below the finest split, spilled.
-        let below = recomputed(&set, Tables::ALL, MAX_LOG_SPLIT, false) - 1;
+        let below = recomputed(&set, Tables::ALL, *ways.last().unwrap()) - 1;
         let r = Residency::auto(&set, below);
         assert!(r.spills(1) && !r.spills(0) && !r.recomputes(1), "{r:?}");
         let Residency::Spill { chunk_bytes, .. } = r else { unreachable!() };

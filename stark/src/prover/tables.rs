@@ -58,36 +58,53 @@ impl<B: Backend> Prover<'_, B> {
         })
     }
 
-    /// Extends and commits a trace made on the backend: kept there,
-    /// spilled to the host, or recomputed from the trace's coefficients,
-    /// which then stand in for the trace too (written over it) unless
-    /// `keep_trace`: a later round reads it whole. Returns the trace as
-    /// later rounds read it, and the commitment.
+    /// Extends and commits a trace made on the backend: spilled to the
+    /// host when table `t` is, else as `hold` says. A recomputed LDE's
+    /// coefficients stand in for the trace too (written over it) unless
+    /// the trace is kept: a later round reads it whole. Returns the trace
+    /// as later rounds read it, and the commitment.
     pub(super) fn extend(
         &self,
         ctx: &Ctx,
         t: usize,
         dev: B::Matrix,
-        keep_trace: bool,
+        hold: Hold,
     ) -> Result<(Held<B>, Committed<B>), BackendError> {
         let (b, o, shift) = (self.backend, self.options, self.shapes[t].shift);
-        match self.spiller_for(t) {
-            Some(s) => {
-                let lde = Committed::extend_spilled(&s, ctx, &s.down(ctx, &dev)?, o.log_blowup, shift, o.hash)?;
-                Ok((Held::Kept(Arc::new(dev)), lde))
-            }
-            None if self.residency.recomputes(t) && keep_trace => {
+        if let Some(s) = self.spiller_for(t) {
+            let lde = Committed::extend_spilled(&s, ctx, &s.down(ctx, &dev)?, o.log_blowup, shift, o.hash)?;
+            return Ok((Held::Kept(Arc::new(dev)), lde));
+        }
+        match hold {
+            Hold::Recomputed { keep_trace: true } => {
                 let recipe = Recipe::of(b, ctx, &dev, o.log_blowup, shift, self.log_split(t))?;
                 Ok((Held::Kept(Arc::new(dev)), Committed::recomputed(b, ctx, recipe, o.hash)?))
             }
-            None if self.residency.recomputes(t) => {
+            Hold::Recomputed { keep_trace: false } => {
                 let recipe = Recipe::of_owned(b, ctx, dev, o.log_blowup, shift, self.log_split(t))?;
                 Ok((Held::Recomputed(recipe.trace()), Committed::recomputed(b, ctx, recipe, o.hash)?))
             }
-            None => {
+            Hold::Kept => {
                 let lde = Committed::extend(b, ctx, &dev, o.log_blowup, shift, o.hash)?;
                 Ok((Held::Kept(Arc::new(dev)), lde))
             }
+        }
+    }
+
+    /// How table `t`'s main LDE is held when it is not spilled.
+    pub(super) fn main_hold(&self, t: usize) -> Hold {
+        match self.residency.recomputes(t) {
+            true => Hold::Recomputed { keep_trace: self.residency.keeps_traces(t) },
+            false => Hold::Kept,
+        }
+    }
+
+    /// How table `t`'s auxiliary LDE is held when it is not spilled: a
+    /// recomputed table may keep it ([`super::Residency::keeps_aux`]).
+    pub(super) fn aux_hold(&self, t: usize) -> Hold {
+        match self.residency.recomputes(t) && !self.residency.keeps_aux(t) {
+            true => Hold::Recomputed { keep_trace: false },
+            false => Hold::Kept,
         }
     }
 
@@ -267,6 +284,16 @@ impl<B: Backend> Prover<'_, B> {
             Err(read) => read.into(),
         }
     }
+}
+
+/// How [`Prover::extend`] holds a committed LDE that is not spilled.
+#[derive(Clone, Copy)]
+pub(super) enum Hold {
+    /// On the backend.
+    Kept,
+    /// Rebuilt from its trace's coefficients when read; `keep_trace`: the
+    /// trace stays beside them.
+    Recomputed { keep_trace: bool },
 }
 
 /// A piece of each matrix composition reads.
