@@ -20,7 +20,8 @@
 #          error_parity stark_proofs vm_proofs; to 2^16 rows) on CUDA with
 #          conf-cuda, the conformance crate's `cuda` test binary (new); the
 #          2^20-cycle program's proofs on CUDA, kept and recomputed,
-#          compared with each other, between builds and with the CPU's.
+#          compared with each other, between builds and with the last
+#          build's CPU proof.
 #          kiln-<v> built with `--features cuda` for this phase.
 # Run from the repository root: bash docs/gpu/session-s27.sh cpu|ops|check
 set -uo pipefail
@@ -63,8 +64,9 @@ check)
         done
         cmp "$OUT/$v-cuda-keep.proof" "$OUT/$v-cuda-recompute.proof" && echo "$v cuda: keep = recompute"
     done
-    $B/kiln-new prove $CHAIN --backend cpu --out "$OUT/new-cpu.proof" | grep -E "^proof"
-    for v in $VERSIONS; do cmp "$OUT/new-cpu.proof" "$OUT/$v-cuda-recompute.proof" && echo "$v cuda recompute = new cpu"; done
+    last=${VERSIONS##* }
+    $B/kiln-$last prove $CHAIN --backend cpu --out "$OUT/$last-cpu.proof" | grep -E "^proof"
+    for v in $VERSIONS; do cmp "$OUT/$last-cpu.proof" "$OUT/$v-cuda-recompute.proof" && echo "$v cuda recompute = $last cpu"; done
     ;;
 ops)
     for mode in recompute keep; do
