@@ -19,48 +19,6 @@
 #          the 2^20-cycle program's proofs on CUDA, kept and recomputed,
 #          compared with each other, between builds and with the CPU's.
 # Run from the repository root: bash docs/gpu/session-s26.sh cpu|check
-set -uo pipefail
-B=.gpu-run
-OUT=${OUT:-/tmp/s26}
-mkdir -p "$OUT"
-CHAIN="vm/examples/chain.kasm --input 262142,3"
-VERSIONS=${VERSIONS:-old new}
-for z in $B/*.gz; do gunzip -kf "$z" && chmod +x "${z%.gz}"; done
-echo "== $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo); $(date -u)"
-peak='{for(i=1;i<=NF;i++) if($i=="peak") p=$(i+1)+0; if (p>m) {m=p; l=$0}} END {print "first at peak: " l}'
-case "$1" in
-cpu)
-    for round in $(seq 1 "${ROUNDS:-3}"); do
-        for mode in recompute keep; do
-            for v in $VERSIONS; do
-                echo "== round $round $mode $v"
-                KILN_RSS=1 /usr/bin/time -f "WALL %e s %M kB user %U sys %S" $B/kiln-$v prove $CHAIN --backend cpu \
-                    --residency $mode --timings --out "$OUT/$v-$mode.proof" > "$OUT/run.txt" 2>&1
-                grep -E "^(WALL|stages|rounds|prover|total)" "$OUT/run.txt"
-                grep RSS "$OUT/run.txt" | awk "$peak"
-            done
-        done
-    done
-    first=${VERSIONS%% *}
-    for mode in recompute keep; do
-        for v in $VERSIONS; do cmp "$OUT/$first-$mode.proof" "$OUT/$v-$mode.proof" && echo "$mode: $v = $first"; done
-    done
-    for v in $VERSIONS; do cmp "$OUT/$v-keep.proof" "$OUT/$v-recompute.proof" && echo "$v: keep = recompute"; done
-    ;;
-check)
-    for g in ${CONF_GROUPS:-coset_lde deep error_parity stark_proofs vm_proofs}; do
-        (cd conformance && KILN_CONFORMANCE_MAX_LOG=16 ../$B/conf-cuda "cuda::$g" --exact --test-threads 1 2>&1) \
-            | grep -E "cases|test result|FAIL|coset_rows of 40 .*2\^16|evaluate_coeffs .*2\^16"
-    done
-    for v in $VERSIONS; do
-        for mode in keep recompute; do
-            $B/kiln-$v prove $CHAIN --backend cuda --residency $mode --out "$OUT/$v-cuda-$mode.proof" 2>&1 \
-                | grep -E "^(rounds|proof|total)"
-        done
-        cmp "$OUT/$v-cuda-keep.proof" "$OUT/$v-cuda-recompute.proof" && echo "$v cuda: keep = recompute"
-    done
-    $B/kiln-new prove $CHAIN --backend cpu --out "$OUT/new-cpu.proof" | grep -E "^proof"
-    for v in $VERSIONS; do cmp "$OUT/new-cpu.proof" "$OUT/$v-cuda-recompute.proof" && echo "$v cuda recompute = new cpu"; done
-    ;;
-esac
-rm -f "$OUT"/*.proof "$OUT/run.txt"
+# The phases are session 27's script's, which added `ops` and names the
+# last of $VERSIONS where this one named `new` (the default's last).
+OUT=${OUT:-/tmp/s26} exec bash "$(dirname "$0")/session-s27.sh" "$@"
