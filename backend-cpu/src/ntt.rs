@@ -171,10 +171,8 @@ fn butterflies_dif(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) {
     }
 }
 
-#[inline(always)]
-fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) {
-    let done = crate::simd::dit(lo, hi, tw, simd);
-    let (lo, hi, tw) = (&mut lo[done..], &mut hi[done..], &tw[done..]);
+/// Scalar DIT butterflies (the vector ones run whole layers: `simd::layer`).
+fn butterflies_dit(lo: &mut [F], hi: &mut [F], tw: &[F]) {
     for ((a, b), &w) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
         let (x, y) = (*a, *b * w);
         *a = x + y;
@@ -196,12 +194,15 @@ fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool, simd: bool) -> usiz
 /// cache-resident chunk).
 fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool) {
     let t = &tw[h..2 * h];
-    let f = if dif { butterflies_dif } else { butterflies_dit };
-    // Eight-lane butterflies need half-blocks of at least eight.
-    let simd = h >= 8 && crate::simd::available();
+    if crate::simd::layer(a, h, t, dif) {
+        return;
+    }
     for block in a.chunks_mut(2 * h) {
         let (lo, hi) = block.split_at_mut(h);
-        f(lo, hi, t, simd);
+        match dif {
+            true => butterflies_dif(lo, hi, t, false),
+            false => butterflies_dit(lo, hi, t),
+        }
     }
 }
 
@@ -213,8 +214,8 @@ const FUSE: u32 = 5;
 
 /// A column's base pointer, shared by tasks that touch disjoint elements.
 struct SharedMut(*mut F);
-// SAFETY: only used by `fused_layers` and `bitrev_copy`, whose tasks touch
-// disjoint elements.
+// SAFETY: only used by `fused_layers`, `dit_spread` and `bitrev_copy`,
+// whose tasks touch disjoint elements.
 unsafe impl Sync for SharedMut {}
 
 impl SharedMut {
@@ -238,7 +239,6 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: 
     assert!(r <= FUSE && h_low.is_multiple_of(TILE) && a.len().is_multiple_of(block));
     let tiles = h_low / TILE;
     let tasks = a.len() / block * tiles;
-    let simd = crate::simd::available();
     let base_ptr = SharedMut(a.as_mut_ptr());
     let run = |t: usize| {
         let (b, i0) = (t / tiles, (t % tiles) * TILE);
@@ -258,19 +258,23 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: 
             }
             std::slice::from_raw_parts_mut(bp, rows * TILE)
         };
-        for step in 0..r {
-            let s = if dif { r - 1 - step } else { step };
-            let half = 1usize << s;
-            for j in (0..rows).filter(|j| j & half == 0) {
-                let (lo, hi) = buf.split_at_mut((j + half) * TILE);
-                let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
-                // The pair's run: layer s, pair m = j mod 2^s of the tile.
-                let at = (t % tiles) * per_tile + (half - 1 + (j & (half - 1))) * TILE;
-                let w = &pass[at..at + TILE];
-                if dif {
-                    butterflies_dif(lo, hi, w, simd);
-                } else {
-                    butterflies_dit(lo, hi, w, simd);
+        let twiddles = &pass[(t % tiles) * per_tile..][..per_tile];
+        if !crate::simd::tile(buf, TILE, r, twiddles, dif) {
+            // Without the vector kernel: the same pairs, in scalar code.
+            for step in 0..r {
+                let s = if dif { r - 1 - step } else { step };
+                let half = 1usize << s;
+                for j in (0..rows).filter(|j| j & half == 0) {
+                    let (lo, hi) = buf.split_at_mut((j + half) * TILE);
+                    let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
+                    // The pair's run: layer s, pair m = j mod 2^s of the tile.
+                    let at = (half - 1 + (j & (half - 1))) * TILE;
+                    let w = &twiddles[at..at + TILE];
+                    if dif {
+                        butterflies_dif(lo, hi, w, false);
+                    } else {
+                        butterflies_dit(lo, hi, w);
+                    }
                 }
             }
         }
@@ -288,6 +292,59 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: 
     }
 }
 
+/// Fused DIF passes from half-block h down while a block is larger than a
+/// chunk; returns the half-block left for the chunks.
+fn fused_down(a: &mut [F], mut h: usize, tw: &Tables, par: bool) -> usize {
+    while 2 * h > CHUNK {
+        // Layers h down to CHUNK, up to FUSE of them per pass.
+        let r = FUSE.min((2 * h / CHUNK).trailing_zeros());
+        let h_low = h >> (r - 1);
+        fused_layers(a, h_low, r, tw, true, par);
+        h = h_low / 2;
+    }
+    h
+}
+
+/// Fused DIT passes from half-block h up to the top of `a`.
+fn fused_up(a: &mut [F], mut h: usize, tw: &Tables, par: bool) {
+    while h < a.len() {
+        let r = FUSE.min((a.len() / h).trailing_zeros());
+        fused_layers(a, h, r, tw, false, par);
+        h <<= r;
+    }
+}
+
+/// The DIF layers h down to 1 over one chunk (at most CHUNK elements).
+fn chunk_dif(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
+    let mut hh = h;
+    while hh >= 8 {
+        layer(c, hh, tw, true);
+        hh /= 2;
+    }
+    // The last layers (half-blocks 4, 2, 1) in registers, 16 elements at
+    // a time; the scalar loops cover what is left.
+    let done = if hh >= 1 { small_layers(c, tw, hh.trailing_zeros() + 1, true, simd) } else { 0 };
+    if done < c.len() {
+        while hh >= 1 {
+            layer(c, hh, tw, true);
+            hh /= 2;
+        }
+    }
+}
+
+/// The DIT layers from half-block h up to the top of one chunk.
+fn chunk_dit(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
+    let mut hh = h;
+    // Half-blocks below 8 in registers, 16 elements at a time.
+    if hh < 8 && small_layers(c, tw, hh.trailing_zeros(), false, simd) == c.len() {
+        hh = 8;
+    }
+    while 2 * hh <= c.len() {
+        layer(c, hh, tw, false);
+        hh *= 2;
+    }
+}
+
 /// Decimation in frequency: natural order in, bit-reversed order out.
 /// With the forward table this is the NTT, with the inverse table n times
 /// the inverse NTT.
@@ -296,74 +353,46 @@ pub(crate) fn dif(a: &mut [F], tw: &Tables, par: bool) {
     if n <= 1 {
         return;
     }
-    let mut h = n / 2;
-    while 2 * h > CHUNK {
-        // Layers h down to CHUNK, up to FUSE of them per pass.
-        let r = FUSE.min((h / CHUNK).trailing_zeros() + 1);
-        let h_low = h >> (r - 1);
-        fused_layers(a, h_low, r, tw, true, par);
-        h = h_low / 2;
-    }
+    let h = fused_down(a, n / 2, tw, par);
     let simd = crate::simd::available();
-    let run = |c: &mut [F]| {
-        let mut hh = h;
-        while hh >= 8 {
-            layer(c, hh, tw, true);
-            hh /= 2;
-        }
-        // The last layers (half-blocks 4, 2, 1) in registers, 16 elements
-        // at a time; the scalar loops cover what is left.
-        let done = if hh >= 1 { small_layers(c, tw, hh.trailing_zeros() + 1, true, simd) } else { 0 };
-        if done < c.len() {
-            while hh >= 1 {
-                layer(c, hh, tw, true);
-                hh /= 2;
-            }
-        }
-    };
-    let size = 2 * h;
-    if par && n > size {
-        a.par_chunks_mut(size).for_each(run);
+    let chunk = |c: &mut [F]| chunk_dif(c, h, tw, simd);
+    if par && n > 2 * h {
+        a.par_chunks_mut(2 * h).for_each(chunk);
     } else {
-        a.chunks_mut(size).for_each(run);
+        a.chunks_mut(2 * h).for_each(chunk);
     }
 }
 
-/// Decimation in time: bit-reversed order in, natural order out, starting
-/// at half-block `h0`. On a zero-padded input (bit-reversed, so each value
-/// is followed by h0 - 1 zeros) the skipped layers only repeat each value
-/// h0 times, which the caller does directly.
-pub(crate) fn dit_from(a: &mut [F], h0: usize, tw: &Tables, par: bool) {
+/// Decimation in time: bit-reversed order in, natural order out. The
+/// input is `a`'s first a.len() / b values, each times its `scale` entry
+/// when one is given, and each standing for b repeats: a zero-padded input
+/// in bit-reversed order, whose first log b layers would only repeat each
+/// value. Each chunk spreads its own values as it starts, so neither the
+/// spread nor the scaling costs a pass over memory of its own.
+pub(crate) fn dit_spread(a: &mut [F], b: usize, scale: Option<&[F]>, tw: &Tables, par: bool) {
     let n = a.len();
-    if h0 >= n {
+    assert!(b.is_power_of_two() && n.is_multiple_of(b) && scale.is_none_or(|s| s.len() >= n / b));
+    if n == 0 {
         return;
     }
     let size = CHUNK.min(n);
-    if 2 * h0 <= size {
-        let simd = crate::simd::available();
-        let run = |c: &mut [F]| {
-            let mut hh = h0;
-            // Half-blocks below 8 in registers, 16 elements at a time.
-            if hh < 8 && small_layers(c, tw, hh.trailing_zeros(), false, simd) == c.len() {
-                hh = 8;
+    let simd = crate::simd::available();
+    let base = SharedMut(a.as_mut_ptr());
+    let chunk = |q: usize| {
+        // SAFETY: a task owns chunk q alone; its values (see
+        // `spread_chunk`) are in chunk q / b, which `in_levels` writes only
+        // once every task reading it is done.
+        let c = unsafe {
+            let ptr = base.get();
+            if b > 1 || scale.is_some() {
+                spread_chunk(ptr, q * size, size, b, scale);
             }
-            while 2 * hh <= size {
-                layer(c, hh, tw, false);
-                hh *= 2;
-            }
+            std::slice::from_raw_parts_mut(ptr.add(q * size), size)
         };
-        if par && n > size {
-            a.par_chunks_mut(size).for_each(run);
-        } else {
-            a.chunks_mut(size).for_each(run);
-        }
-    }
-    let mut h = h0.max(size);
-    while h < n {
-        let r = FUSE.min((n / h).trailing_zeros());
-        fused_layers(a, h, r, tw, false, par);
-        h <<= r;
-    }
+        chunk_dit(c, b, tw, simd);
+    };
+    in_levels(n / size, b, par && n > size, chunk);
+    fused_up(a, b.max(size), tw, par);
 }
 
 /// The factor `bitrev_copy` multiplies each value it moves by.
@@ -443,7 +472,7 @@ pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], scale: Scale) {
 /// (natural) in `dst`.
 pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &Tables) {
     bitrev_copy(dst, src, Scale::One);
-    dit_from(dst, 1, tw_fwd, dst.len() >= PAR_MIN);
+    dit_spread(dst, 1, None, tw_fwd, dst.len() >= PAR_MIN);
 }
 
 /// Evaluations on the subgroup (natural) in `src` to coefficients
@@ -452,7 +481,7 @@ pub(crate) fn ntt_column(dst: &mut [F], src: &[F], tw_fwd: &Tables) {
 pub(crate) fn intt_column(dst: &mut [F], src: &[F], tw_inv: &Tables) {
     let n = dst.len();
     bitrev_copy(dst, src, Scale::By(inv_pow2(n.trailing_zeros())));
-    dit_from(dst, 1, tw_inv, n >= PAR_MIN);
+    dit_spread(dst, 1, None, tw_inv, n >= PAR_MIN);
 }
 
 /// Coefficients (natural) in `src` to evaluations (natural) on the coset
@@ -500,52 +529,69 @@ pub(crate) fn powers(shift: F, factor: F, n: usize) -> Vec<F> {
 /// after the trivial layers), and transformed to natural-order evaluations.
 pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: Option<&[F]>, tw_fwd: &Tables) {
     let big = dst.len();
-    let b = big / n;
-    spread(dst, n, b, scale, big >= PAR_MIN);
-    dit_from(dst, b, tw_fwd, big >= PAR_MIN);
+    dit_spread(dst, big / n, scale, tw_fwd, big >= PAR_MIN);
 }
 
-/// `col[p b..(p + 1) b] = col[p] * scale[p]` for every p < n, in place.
-/// The values at p in [hi / b, hi) land in [hi, hi b), past every value
-/// still to be read, so each such level runs in parallel, from the top
-/// down.
-fn spread(col: &mut [F], n: usize, b: usize, scale: Option<&[F]>, par: bool) {
-    const PIECE: usize = 1 << 12;
-    let fill = |out: &mut [F], src: &[F], scale: Option<&[F]>| match scale {
-        Some(scale) => out.chunks_mut(b).zip(src).zip(scale).for_each(|((o, &v), &s)| o.fill(v * s)),
-        None => out.chunks_mut(b).zip(src).for_each(|(o, &v)| o.fill(v)),
-    };
-    if b == 1 {
-        // No spreading: at most the scaling, in parallel (a coset of the
-        // trace's own size).
-        if let Some(scale) = scale {
-            let mul = |(c, s): (&mut [F], &[F])| c.iter_mut().zip(s).for_each(|(v, &k)| *v *= k);
-            match par {
-                true => col[..n].par_chunks_mut(PIECE).zip(scale[..n].par_chunks(PIECE)).for_each(mul),
-                false => mul((&mut col[..n], &scale[..n])),
+/// Writes positions start..start + size of a spread: position p holds
+/// the value at p / b times `scale[p / b]`.
+///
+/// # Safety
+/// `ptr` is valid for reads and writes up to start + size, and no other
+/// thread touches the chunk or its values meanwhile; b divides start.
+unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: Option<&[F]>) {
+    let (first, count) = (start / b, (size / b).max(1));
+    let factor = |p: usize| scale.map_or(F::ONE, |s| s[p]);
+    if start == 0 {
+        // The values lie inside the chunk: from the top down, each write
+        // (at p b and up) lands past every value still to be read (below p).
+        let c = std::slice::from_raw_parts_mut(ptr, size);
+        match (b, scale) {
+            (1, Some(s)) => crate::simd::mul_by(c, &s[..size]),
+            (1, None) => {}
+            _ => {
+                for p in (0..count).rev() {
+                    let v = c[p] * factor(p);
+                    c[p * b..((p + 1) * b).min(size)].fill(v);
+                }
             }
         }
         return;
     }
-    let mut hi = n;
-    while hi >= b {
-        let lo = hi / b;
-        let (head, tail) = col.split_at_mut(hi);
-        let (src, out, scale) = (&head[lo..hi], &mut tail[..hi * (b - 1)], scale.map(|s| &s[lo..hi]));
-        if par {
-            out.par_chunks_mut(PIECE * b)
-                .zip(src.par_chunks(PIECE))
-                .enumerate()
-                .for_each(|(i, (out, src))| fill(out, src, scale.map(|s| &s[i * PIECE..i * PIECE + src.len()])));
-        } else {
-            fill(out, src, scale);
+    // Below the chunk (first + count <= start for b > 1; the chunk itself
+    // for b = 1, read and written in place).
+    let c = std::slice::from_raw_parts_mut(ptr.add(start), size);
+    match (b, scale) {
+        (1, Some(s)) => crate::simd::mul_by(c, &s[first..first + count]),
+        (1, None) => {}
+        _ => {
+            let src = std::slice::from_raw_parts(ptr.add(first), count);
+            match b <= size {
+                true => c.chunks_mut(b).zip(src).enumerate().for_each(|(i, (o, &v))| o.fill(v * factor(first + i))),
+                false => c.fill(src[0] * factor(first)),
+            }
         }
+    }
+}
+
+/// Runs `chunk(q)` for q < chunks, where chunk q reads its values from
+/// chunk q / b and writes its own: with b > 1, in levels from the top
+/// ([max(hi / b, 1), hi), then below), each level in parallel, so no
+/// chunk is written before every chunk that reads it has run.
+fn in_levels(chunks: usize, b: usize, par: bool, chunk: impl Fn(usize) + Sync) {
+    let run = |range: std::ops::Range<usize>| match par {
+        true => range.into_par_iter().for_each(&chunk),
+        false => range.for_each(&chunk),
+    };
+    if b == 1 {
+        return run(0..chunks);
+    }
+    let mut hi = chunks;
+    while hi > 1 {
+        let lo = (hi / b).max(1);
+        run(lo..hi);
         hi = lo;
     }
-    for p in (0..hi).rev() {
-        let v = scale.map_or(col[p], |s| col[p] * s[p]);
-        col[p * b..(p + 1) * b].fill(v);
-    }
+    chunk(0);
 }
 
 /// Evaluations on H_n (natural) in `dst[..n]` to evaluations on the coset
@@ -756,10 +802,38 @@ mod tests {
     }
 
     #[test]
+    fn spreading_chunk_by_chunk_is_the_spread_then_the_transform() {
+        // From one chunk to 2^8 chunks at every blowup, so that `in_levels`
+        // runs one level to several, threaded and not, with fused passes
+        // above the chunks.
+        let tw = Twiddles::default();
+        let fwd = tw.get(false);
+        for log_big in [3u32, 4, 12, 13, 16, 18, 20] {
+            for log_b in 0..=4u32.min(log_big) {
+                let (big, b) = (1usize << log_big, 1usize << log_b);
+                let coeffs = column(big / b, 7 + log_big as u64);
+                let scale = column(big / b, 3 + log_b as u64);
+                for (scale, par) in [(None, false), (Some(&scale[..]), false), (Some(&scale[..]), true)] {
+                    // The zero-padded input in bit-reversed order: value p at p b.
+                    let mut want = vec![F::ZERO; big];
+                    for (p, &c) in coeffs.iter().enumerate() {
+                        want[p * b] = c * scale.map_or(F::ONE, |s| s[p]);
+                    }
+                    dit_spread(&mut want, 1, None, &fwd, false);
+                    let mut got = vec![F::ZERO; big];
+                    got[..big / b].copy_from_slice(&coeffs);
+                    dit_spread(&mut got, b, scale, &fwd, par);
+                    assert_eq!(got, want, "2^{log_big}, blowup 2^{log_b}, scaled {}, par {par}", scale.is_some());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn long_columns_round_trip_through_every_pass() {
         // Large enough for the fused tile passes, the threaded paths and
         // the register layers together.
-        for log_n in [14u32, 17, 19] {
+        for log_n in [14u32, 17, 19, 21] {
             let n = 1usize << log_n;
             let a = column(n, 99 + log_n as u64);
             let tw = Twiddles::default();

@@ -113,29 +113,58 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn dif(lo: &mut [F], hi: &mut [F], tw: &[F]) -> usize {
         let n = lo.len().min(hi.len()).min(tw.len()) & !7;
-        let mut i = 0;
-        while i < n {
-            let (x, y, w) = (load(lo, i), load(hi, i), load(tw, i));
-            store(lo, i, add(x, y));
-            store(hi, i, mul(sub(x, y), w));
-            i += 8;
-        }
+        runs(lo.as_mut_ptr(), hi.as_mut_ptr(), tw.as_ptr(), n, true);
         n
     }
 
-    /// As `dif`, for the DIT butterflies.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn dit(lo: &mut [F], hi: &mut [F], tw: &[F]) -> usize {
-        let n = lo.len().min(hi.len()).min(tw.len()) & !7;
+    /// One butterfly pair of runs: lo[i], hi[i] with twiddle w[i], i < len
+    /// (a multiple of 8).
+    #[inline(always)]
+    unsafe fn runs(lo: *mut F, hi: *mut F, w: *const F, len: usize, dif: bool) {
         let mut i = 0;
-        while i < n {
-            let (x, w) = (load(lo, i), load(tw, i));
-            let y = mul(load(hi, i), w);
-            store(lo, i, add(x, y));
-            store(hi, i, sub(x, y));
+        while i < len {
+            let x = _mm512_loadu_si512(lo.add(i) as *const _);
+            let y = _mm512_loadu_si512(hi.add(i) as *const _);
+            let t = _mm512_loadu_si512(w.add(i) as *const _);
+            let (a, b) = if dif {
+                (add(x, y), mul(sub(x, y), t))
+            } else {
+                let y = mul(y, t);
+                (add(x, y), sub(x, y))
+            };
+            _mm512_storeu_si512(lo.add(i) as *mut _, a);
+            _mm512_storeu_si512(hi.add(i) as *mut _, b);
             i += 8;
         }
-        n
+    }
+
+    /// A whole layer with half-block h (a multiple of 8) over `a` (whole
+    /// blocks of 2h); `t` holds the h twiddles.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn layer(a: &mut [F], h: usize, t: &[F], dif: bool) {
+        let p = a.as_mut_ptr();
+        let mut base = 0;
+        while base < a.len() {
+            runs(p.add(base), p.add(base + h), t.as_ptr(), h, dif);
+            base += 2 * h;
+        }
+    }
+
+    /// The `r` layers of a fused tile: rows of `row` elements (a multiple of
+    /// 8) in `buf`, half-blocks of 1, 2, .. 2^(r-1) rows (DIT order; DIF
+    /// runs them largest first), each pair's twiddles the next run of `w`
+    /// in the order `pass_table` lays them out.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile(buf: &mut [F], row: usize, r: u32, w: &[F], dif: bool) {
+        let (p, rows) = (buf.as_mut_ptr(), 1usize << r);
+        for step in 0..r {
+            let s = if dif { r - 1 - step } else { step };
+            let half = 1usize << s;
+            for j in (0..rows).filter(|j| j & half == 0) {
+                let at = (half - 1 + (j & (half - 1))) * row;
+                runs(p.add(j * row), p.add((j + half) * row), w.as_ptr().add(at), row, dif);
+            }
+        }
     }
 
     /// Positions (within 16 elements) of the low halves of the butterflies
@@ -238,6 +267,18 @@ mod avx512 {
         n
     }
 
+    /// a[i] *= t[i] over the first multiple of 8 elements.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn mul_table(a: &mut [F], t: &[F]) -> usize {
+        let n = a.len().min(t.len()) & !7;
+        let mut i = 0;
+        while i < n {
+            store(a, i, mul(load(a, i), load(t, i)));
+            i += 8;
+        }
+        n
+    }
+
     /// acc[i] += a[i] * s over the first multiple of 8 elements.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn mul_add_const(acc: &mut [F], a: &[F], s: F) -> usize {
@@ -318,16 +359,35 @@ pub(crate) fn dif(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) -> usize {
     0
 }
 
-/// DIT butterflies (lo, hi) <- (lo + hi w, lo - hi w); as `dif`.
+/// One whole butterfly layer (half-block h, twiddles `t`) over `a`, in one
+/// vector kernel; false (nothing done) without AVX-512F or when h is not a
+/// multiple of 8.
 #[inline]
-pub(crate) fn dit(lo: &mut [F], hi: &mut [F], tw: &[F], simd: bool) -> usize {
+pub(crate) fn layer(a: &mut [F], h: usize, t: &[F], dif: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if simd {
-        // SAFETY: as in `dif`.
-        return unsafe { avx512::dit(lo, hi, tw) };
+    if available() && h.is_multiple_of(8) && a.len().is_multiple_of(2 * h) && t.len() >= h {
+        // SAFETY: AVX-512F is present; every block of 2h lies in `a` and
+        // reads h twiddles of `t`.
+        unsafe { avx512::layer(a, h, t, dif) };
+        return true;
     }
-    let _ = (lo, hi, tw, simd);
-    0
+    let _ = (a, h, t, dif);
+    false
+}
+
+/// A fused tile's layers (see `avx512::tile`) in one vector kernel; false
+/// (nothing done) without AVX-512F or when `row` is not a multiple of 8.
+#[inline]
+pub(crate) fn tile(buf: &mut [F], row: usize, r: u32, w: &[F], dif: bool) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if available() && row.is_multiple_of(8) && buf.len() >= row << r && w.len() >= ((1 << r) - 1) * row {
+        // SAFETY: AVX-512F is present; the rows lie in `buf` and every
+        // run of twiddles read (at most (2^r - 1) row) in `w`.
+        unsafe { avx512::tile(buf, row, r, w, dif) };
+        return true;
+    }
+    let _ = (buf, row, r, w, dif);
+    false
 }
 
 /// The butterfly layers with half-blocks below 8 over `a` in registers
@@ -353,6 +413,17 @@ pub(crate) fn scale(a: &mut [F], s: F) {
         let done = mul_const(c, s, simd);
         c[done..].iter_mut().for_each(|x| *x *= s);
     }
+}
+
+/// a[i] *= t[i] over the common length, vectorised where possible.
+pub(crate) fn mul_by(a: &mut [F], t: &[F]) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if available() {
+        // SAFETY: AVX-512F is present; the kernel stays within both slices.
+        done = unsafe { avx512::mul_table(a, t) };
+    }
+    a[done..].iter_mut().zip(&t[done..]).for_each(|(x, &k)| *x *= k);
 }
 
 /// a[i] *= s, vector part; as `dif`.
@@ -490,6 +561,9 @@ mod tests {
             let mut sc = a.clone();
             scale(&mut sc, k);
             assert!(sc.iter().zip(&a).all(|(&r, &x)| r == x * k));
+            let mut by = a.clone();
+            mul_by(&mut by, &b);
+            assert!(by.iter().zip(&a).zip(&b).all(|((&r, &x), &y)| r == x * y));
         }
     }
 }
