@@ -48,7 +48,6 @@ pub use cross_check::CrossCheck;
 pub use merkle::CpuTree;
 pub use resilient::{OnDecline, RecoveryPolicy, RecoveryReport, Resilient};
 
-use backend_api::host::parallel_copy;
 pub use backend_api::host::{try_zeroed, AllocFailed};
 
 /// [`try_zeroed`] for code whose signature has no error to return (the
@@ -200,10 +199,9 @@ impl NttOps for CpuBackend {
         let tw_fwd = self.twiddles.get(false);
         let scale = ntt::bitrev_powers(shift, ntt::inv_pow2(log_n), n);
         let mut out = try_zeroed(big * evals.width).map_err(|e| e.at(Stage::CosetLde, ctx))?;
-        out.par_chunks_mut(big.max(1)).zip(evals.data.par_chunks(n)).for_each(|(dst, src)| {
-            parallel_copy(&mut dst[..n], src, <[F]>::copy_from_slice);
-            ntt::lde_column(dst, n, &scale, &tw_inv, &tw_fwd);
-        });
+        out.par_chunks_mut(big.max(1))
+            .zip(evals.data.par_chunks(n))
+            .for_each(|(dst, src)| ntt::lde_column(dst, src, &scale, &tw_inv, &tw_fwd));
         Ok(CpuMatrix::from_data(evals.width, big, out))
     }
 
@@ -300,16 +298,17 @@ impl ComposeOps for CpuBackend {
         let (big, n, out_rows) = (domain.size(), 1usize << log_trace_height, 1usize << log_out);
         let (log_b, b) = (domain.log_size - log_trace_height, big / n);
         let failed = |e: AllocFailed| e.at(Stage::QuotientSplit, ctx);
-        // DIF with the inverse table on the evaluations (in place on a
-        // copy): coefficient k of q, times N shift^k, at position
+        // DIF with the inverse table on the evaluations (out of place):
+        // coefficient k of q, times N shift^k, at position
         // bitrev(k). For k = j n + m that is bitrev(m) b + bitrev_b(j), so
         // part j is every b-th value from bitrev_b(j), already in the
         // bit-reversed order its LDE takes: no permutation pass, and the
         // 1/N shift^-k and the part's own shift^m leave one constant a part.
         let mut raw: Vec<F> = try_zeroed(quotient.data.len()).map_err(failed)?;
-        parallel_copy(&mut raw, &quotient.data, <[F]>::copy_from_slice);
         let tw_inv = self.twiddles.get(true);
-        raw.par_chunks_mut(big).for_each(|c| ntt::dif(c, &tw_inv, big >= ntt::PAR_MIN));
+        raw.par_chunks_mut(big)
+            .zip(quotient.data.par_chunks(big))
+            .for_each(|(c, src)| ntt::dif(c, Some(src), &tw_inv, big >= ntt::PAR_MIN));
         let lane = |j: usize| ntt::bitrev(j, log_b);
         let past_bound: Vec<bool> = (0..b).map(|r| lane(r) >= parts).collect();
         // With as many parts as b every coefficient belongs to one: no scan.

@@ -230,13 +230,16 @@ impl SharedMut {
 /// other in these layers, so each tile of TILE consecutive i is gathered
 /// into a buffer once, run through all r layers and written back: one pass
 /// over memory instead of r. Its twiddles are one contiguous run of the
-/// pass's table. Needs h_low a multiple of TILE.
-fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: bool) {
+/// pass's table. With `src`, the tiles are gathered from it (as long as
+/// `a`) instead: a copy into `a` that costs no pass of its own. Needs h_low
+/// a multiple of TILE.
+fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Tables, dif: bool, par: bool) {
     let rows = 1usize << r;
     let pass = tw.pass(h_low, r);
     let per_tile = (rows - 1) * TILE;
     let block = rows * h_low;
     assert!(r <= FUSE && h_low.is_multiple_of(TILE) && a.len().is_multiple_of(block));
+    assert!(src.is_none_or(|s| s.len() == a.len()));
     let tiles = h_low / TILE;
     let tasks = a.len() / block * tiles;
     let base_ptr = SharedMut(a.as_mut_ptr());
@@ -247,14 +250,16 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: 
         let mut space = std::mem::MaybeUninit::<[F; (1 << FUSE) * TILE]>::uninit();
         let bp = space.as_mut_ptr().cast::<F>();
         let ptr = base_ptr.get();
+        let read = src.map_or(ptr.cast_const(), <[F]>::as_ptr);
         // SAFETY: task t alone reads and writes elements base + j h_low +
         // (0..TILE) for j < rows (tiles partition each block's offsets),
-        // all inside `a`: base + (rows - 1) h_low + TILE <= (b + 1) block.
-        // The buffer holds (1 << FUSE) * TILE >= rows * TILE elements, all
-        // of them written here before the slice over them is made.
+        // all inside `a` (and `src`, as long): base + (rows - 1) h_low +
+        // TILE <= (b + 1) block. The buffer holds (1 << FUSE) * TILE >=
+        // rows * TILE elements, all of them written here before the slice
+        // over them is made.
         let buf = unsafe {
             for j in 0..rows {
-                std::ptr::copy_nonoverlapping(ptr.add(base + j * h_low), bp.add(j * TILE), TILE);
+                std::ptr::copy_nonoverlapping(read.add(base + j * h_low), bp.add(j * TILE), TILE);
             }
             std::slice::from_raw_parts_mut(bp, rows * TILE)
         };
@@ -293,14 +298,18 @@ fn fused_layers(a: &mut [F], h_low: usize, r: u32, tw: &Tables, dif: bool, par: 
 }
 
 /// Fused DIF passes from half-block h down while a block is larger than a
-/// chunk; returns the half-block left for the chunks.
-fn fused_down(a: &mut [F], mut h: usize, tw: &Tables, par: bool) -> usize {
+/// chunk, the first reading `src` when given (see `fused_layers`); returns
+/// the half-block left for the chunks.
+fn fused_down(a: &mut [F], mut src: Option<&[F]>, mut h: usize, tw: &Tables, par: bool) -> usize {
     while 2 * h > CHUNK {
         // Layers h down to CHUNK, up to FUSE of them per pass.
         let r = FUSE.min((2 * h / CHUNK).trailing_zeros());
         let h_low = h >> (r - 1);
-        fused_layers(a, h_low, r, tw, true, par);
+        fused_layers(a, src.take(), h_low, r, tw, true, par);
         h = h_low / 2;
+    }
+    if let Some(src) = src {
+        a.copy_from_slice(src);
     }
     h
 }
@@ -309,7 +318,7 @@ fn fused_down(a: &mut [F], mut h: usize, tw: &Tables, par: bool) -> usize {
 fn fused_up(a: &mut [F], mut h: usize, tw: &Tables, par: bool) {
     while h < a.len() {
         let r = FUSE.min((a.len() / h).trailing_zeros());
-        fused_layers(a, h, r, tw, false, par);
+        fused_layers(a, None, h, r, tw, false, par);
         h <<= r;
     }
 }
@@ -345,15 +354,18 @@ fn chunk_dit(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
     }
 }
 
-/// Decimation in frequency: natural order in, bit-reversed order out.
-/// With the forward table this is the NTT, with the inverse table n times
-/// the inverse NTT.
-pub(crate) fn dif(a: &mut [F], tw: &Tables, par: bool) {
+/// Decimation in frequency: natural order in, bit-reversed order out, in
+/// place, or out of `src` into `a` when given. With the forward table this
+/// is the NTT, with the inverse table n times the inverse NTT.
+pub(crate) fn dif(a: &mut [F], src: Option<&[F]>, tw: &Tables, par: bool) {
     let n = a.len();
     if n <= 1 {
+        if let Some(src) = src {
+            a.copy_from_slice(src);
+        }
         return;
     }
-    let h = fused_down(a, n / 2, tw, par);
+    let h = fused_down(a, src, n / 2, tw, par);
     let simd = crate::simd::available();
     let chunk = |c: &mut [F]| chunk_dif(c, h, tw, simd);
     if par && n > 2 * h {
@@ -594,10 +606,11 @@ fn in_levels(chunks: usize, b: usize, par: bool, chunk: impl Fn(usize) + Sync) {
     chunk(0);
 }
 
-/// Evaluations on H_n (natural) in `dst[..n]` to evaluations on the coset
-/// of size dst.len() whose table `scale` is `bitrev_powers(shift, 1/n, n)`.
-pub(crate) fn lde_column(dst: &mut [F], n: usize, scale: &[F], tw_inv: &Tables, tw_fwd: &Tables) {
-    dif(&mut dst[..n], tw_inv, n >= PAR_MIN);
+/// Evaluations on H_n (natural) in `src` to evaluations on the coset of
+/// size dst.len() whose table `scale` is `bitrev_powers(shift, 1/n, n)`.
+pub(crate) fn lde_column(dst: &mut [F], src: &[F], scale: &[F], tw_inv: &Tables, tw_fwd: &Tables) {
+    let n = src.len();
+    dif(&mut dst[..n], Some(src), tw_inv, n >= PAR_MIN);
     bitrev_coeffs_to_evals(dst, n, Some(scale), tw_fwd);
 }
 
@@ -772,7 +785,7 @@ mod tests {
             assert_eq!(coeffs, want, "intt 2^{log_n}");
             // DIF (natural in, bit-reversed out) against the same DFT.
             let mut d = a.clone();
-            dif(&mut d, &fwd, false);
+            dif(&mut d, None, &fwd, false);
             bit_reverse(&mut d);
             assert_eq!(d, naive_dft(&a, false), "dif 2^{log_n}");
         }
@@ -842,9 +855,14 @@ mod tests {
             ntt_column(&mut evals, &a, &fwd);
             // DIF's fused passes run largest half-block first.
             let mut d = a.clone();
-            dif(&mut d, &fwd, true);
+            dif(&mut d, None, &fwd, true);
             bit_reverse(&mut d);
             assert_eq!(d, evals, "dif 2^{log_n}");
+            // Out of place: the first pass gathers from the input.
+            let mut o = vec![F::ZERO; n];
+            dif(&mut o, Some(&a), &fwd, true);
+            bit_reverse(&mut o);
+            assert_eq!(o, evals, "dif out of place 2^{log_n}");
             // Spot-check evaluations by Horner.
             let w = F::two_adic_root(log_n);
             for k in [0usize, 1, 5, n / 2 + 3, n - 1] {
