@@ -545,43 +545,38 @@ pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: Option<&[F]
 }
 
 /// Writes positions start..start + size of a spread: position p holds
-/// the value at p / b times `scale[p / b]`.
+/// the value at p / b times `scale[p / b]`. The values (inside the chunk
+/// for the first one) are read and scaled, eight lanes at a time, before
+/// the first write.
 ///
 /// # Safety
 /// `ptr` is valid for reads and writes up to start + size, and no other
-/// thread touches the chunk or its values meanwhile; b divides start.
+/// thread touches the chunk or its values meanwhile; b divides start and
+/// size is at most CHUNK.
 unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: Option<&[F]>) {
     let (first, count) = (start / b, (size / b).max(1));
-    let factor = |p: usize| scale.map_or(F::ONE, |s| s[p]);
-    if start == 0 {
-        // The values lie inside the chunk: from the top down, each write
-        // (at p b and up) lands past every value still to be read (below p).
-        let c = std::slice::from_raw_parts_mut(ptr, size);
-        match (b, scale) {
-            (1, Some(s)) => crate::simd::mul_by(c, &s[..size]),
-            (1, None) => {}
-            _ => {
-                for p in (0..count).rev() {
-                    let v = c[p] * factor(p);
-                    c[p * b..((p + 1) * b).min(size)].fill(v);
-                }
-            }
+    if b == 1 {
+        // The chunk's own values, scaled in place.
+        if let Some(s) = scale {
+            crate::simd::mul_by(std::slice::from_raw_parts_mut(ptr.add(start), size), &s[first..first + count]);
         }
         return;
     }
-    // Below the chunk (first + count <= start for b > 1; the chunk itself
-    // for b = 1, read and written in place).
-    let c = std::slice::from_raw_parts_mut(ptr.add(start), size);
-    match (b, scale) {
-        (1, Some(s)) => crate::simd::mul_by(c, &s[first..first + count]),
-        (1, None) => {}
-        _ => {
-            let src = std::slice::from_raw_parts(ptr.add(first), count);
-            match b <= size {
-                true => c.chunks_mut(b).zip(src).enumerate().for_each(|(i, (o, &v))| o.fill(v * factor(first + i))),
-                false => c.fill(src[0] * factor(first)),
+    let mut space = std::mem::MaybeUninit::<[F; CHUNK / 2]>::uninit();
+    let vals = std::slice::from_raw_parts_mut(space.as_mut_ptr().cast::<F>(), count);
+    {
+        let src = std::slice::from_raw_parts(ptr.add(first), count);
+        match scale {
+            Some(s) => {
+                crate::simd::binop::<{ crate::simd::MUL }>(vals, Some(src), Some(&s[first..first + count]), F::ONE)
             }
+            None => vals.copy_from_slice(src),
         }
+    }
+    let c = std::slice::from_raw_parts_mut(ptr.add(start), size);
+    match b <= size {
+        true => c.chunks_mut(b).zip(vals.iter()).for_each(|(o, &v)| o.fill(v)),
+        false => c.fill(vals[0]),
     }
 }
 
