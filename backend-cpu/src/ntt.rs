@@ -297,9 +297,10 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
     }
 }
 
-/// Fused DIF passes from half-block h down while a block is larger than a
-/// chunk, the first reading `src` when given (see `fused_layers`); returns
-/// the half-block left for the chunks.
+/// Fused DIF passes from half-block h down while a block (2h) is larger
+/// than a chunk, the first reading `src` when given (see `fused_layers`;
+/// with no pass to run, `src` is copied); returns the half-block left for
+/// the chunks.
 fn fused_down(a: &mut [F], mut src: Option<&[F]>, mut h: usize, tw: &Tables, par: bool) -> usize {
     while 2 * h > CHUNK {
         // Layers h down to CHUNK, up to FUSE of them per pass.
@@ -355,7 +356,7 @@ fn chunk_dit(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
 }
 
 /// Decimation in frequency: natural order in, bit-reversed order out, in
-/// place, or out of `src` into `a` when given. With the forward table this
+/// place, or out of `src` (as long as `a`) into `a` when given. With the forward table this
 /// is the NTT, with the inverse table n times the inverse NTT.
 pub(crate) fn dif(a: &mut [F], src: Option<&[F]>, tw: &Tables, par: bool) {
     let n = a.len();
