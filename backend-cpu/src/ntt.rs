@@ -440,7 +440,7 @@ pub(crate) fn bitrev_copy(dst: &mut [F], src: &[F], scale: Scale) {
         match scale {
             Scale::One => {}
             Scale::By(s) => crate::simd::scale(dst, s),
-            Scale::Table(t) => dst.iter_mut().zip(t).for_each(|(v, &s)| *v *= s),
+            Scale::Table(t) => crate::simd::mul_by(dst, &t[..n]),
         }
         return;
     }
