@@ -32,9 +32,32 @@ __device__ __forceinline__ void ntt_bfly(u64& x, u64& y, u64 w, u64 dif) {
     }
 }
 
+// One radix-4 group: elements e0, e0 + d1, e0 + d2, e0 + d1 + d2 of s with
+// twiddles wa (level r) and wb0, wb1 (level r + 1). DIT runs r then r+1,
+// DIF r+1 then r.
+__device__ __forceinline__ void ntt_group4(u64* s, u32 e0, u32 d1, u32 d2, u64 wa, u64 wb0, u64 wb1, u64 dif) {
+    u64 x0 = s[e0], x1 = s[e0 + d1], x2 = s[e0 + d2], x3 = s[e0 + d1 + d2];
+    if (dif) {
+        ntt_bfly(x0, x2, wb0, 1);
+        ntt_bfly(x1, x3, wb1, 1);
+        ntt_bfly(x0, x1, wa, 1);
+        ntt_bfly(x2, x3, wa, 1);
+    } else {
+        ntt_bfly(x0, x1, wa, 0);
+        ntt_bfly(x2, x3, wa, 0);
+        ntt_bfly(x0, x2, wb0, 0);
+        ntt_bfly(x1, x3, wb1, 0);
+    }
+    s[e0] = x0;
+    s[e0 + d1] = x1;
+    s[e0 + d2] = x2;
+    s[e0 + d1 + d2] = x3;
+}
+
 // Levels r and r+1 of a pass at once, four elements in registers per group
 // (half the shared-memory traffic and barriers of two radix-2 levels, three
-// twiddle loads for four butterflies). DIT runs r then r+1, DIF r+1 then r.
+// twiddle loads for four butterflies). Group b is lane b mod 2^c of pair
+// b / 2^c, whose low r bits pick the twiddles.
 __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, u64 lo_tile, u64 dif,
                                            const u64* __restrict__ tw, u64 tw_log, u64 lanes_high) {
     const u32 cmask = (1u << c) - 1;
@@ -43,33 +66,36 @@ __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, 
     const u32 d2 = 1u << (r + 1 + c);
     const u32 sa = tw_log - (l0 + r + 1);
     const u32 sb = sa - 1;
-    for (u32 b = threadIdx.x; b < (E >> 2); b += blockDim.x) {
+    const u32 B = blockDim.x;
+    auto twiddles = [&](u32 b, u32& e0, u64& wa, u64& wb0, u64& wb1) {
         u32 lo = b & cmask;
         u32 g = b >> c;
         u32 q0 = ((g >> r) << (r + 2)) | (g & rmask);
-        u32 e0 = (q0 << c) | lo;
+        e0 = (q0 << c) | lo;
         u64 tl = lanes_high ? 0ull : ((lo_tile << c) | lo);
         u64 ja = ((u64)(q0 & rmask) << l0) | tl;
         u64 jb = ((u64)((q0 & rmask) + (1u << r)) << l0) | tl;
-        u64 wa = tw[ja << sa];
-        u64 wb0 = tw[ja << sb];
-        u64 wb1 = tw[jb << sb];
-        u64 x0 = s[e0], x1 = s[e0 + d1], x2 = s[e0 + d2], x3 = s[e0 + d1 + d2];
-        if (dif) {
-            ntt_bfly(x0, x2, wb0, 1);
-            ntt_bfly(x1, x3, wb1, 1);
-            ntt_bfly(x0, x1, wa, 1);
-            ntt_bfly(x2, x3, wa, 1);
-        } else {
-            ntt_bfly(x0, x1, wa, 0);
-            ntt_bfly(x2, x3, wa, 0);
-            ntt_bfly(x0, x2, wb0, 0);
-            ntt_bfly(x1, x3, wb1, 0);
-        }
-        s[e0] = x0;
-        s[e0 + d1] = x1;
-        s[e0 + d2] = x2;
-        s[e0 + d1 + d2] = x3;
+        wa = tw[ja << sa];
+        wb0 = tw[ja << sb];
+        wb1 = tw[jb << sb];
+    };
+    // A thread's groups are B apart. When 2^(r+c) divides B (a power of
+    // two) and B divides the group count, adding B to b keeps its low r + c
+    // bits, so every group of the thread has the same twiddles and sits 4B
+    // elements after the previous one: both are worked out once.
+    if ((B & (B - 1)) == 0 && (1u << (r + c)) <= B && ((E >> 2) & (B - 1)) == 0) {
+        u32 e0;
+        u64 wa, wb0, wb1;
+        twiddles(threadIdx.x, e0, wa, wb0, wb1);
+#pragma unroll 2
+        for (; e0 < E; e0 += 4 * B) ntt_group4(s, e0, d1, d2, wa, wb0, wb1, dif);
+        return;
+    }
+    for (u32 b = threadIdx.x; b < (E >> 2); b += B) {
+        u32 e0;
+        u64 wa, wb0, wb1;
+        twiddles(b, e0, wa, wb0, wb1);
+        ntt_group4(s, e0, d1, d2, wa, wb0, wb1, dif);
     }
 }
 
