@@ -57,9 +57,12 @@ __device__ __forceinline__ void ntt_group4(u64* s, u32 e0, u32 d1, u32 d2, u64 w
 // Levels r and r+1 of a pass at once, four elements in registers per group
 // (half the shared-memory traffic and barriers of two radix-2 levels, three
 // twiddle loads for four butterflies). Group b is lane b mod 2^c of pair
-// b / 2^c, whose low r bits pick the twiddles.
-__device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, u64 lo_tile, u64 dif,
+// b / 2^c, whose low r bits pick the twiddles. The direction is a template
+// argument, so the butterflies carry no branch on it.
+template <bool DIF>
+__device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, u64 lo_tile,
                                            const u64* __restrict__ tw, u64 tw_log, u64 lanes_high) {
+    const u64 dif = DIF;
     const u32 cmask = (1u << c) - 1;
     const u32 rmask = (1u << r) - 1;
     const u32 d1 = 1u << (r + c);
@@ -121,9 +124,17 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
         if (lanes_high) return ((mrev | (brev_bits(e & cmask, c) << hbits)) << k) | (e >> c);
         return base + ((u64)(e >> c) << l0) + (e & cmask);
     };
+    // A thread's elements are B apart: when 2^c divides B, the next one's
+    // position is delta further (its lane bits stay, its level bits grow by
+    // B / 2^c), so the loops below add instead of recomputing.
+    const u32 B = blockDim.x;
+    const bool stepped = (B & cmask) == 0;
+    const u64 delta = lanes_high ? (u64)(B >> c) : ((u64)(B >> c) << l0);
+    const u64 first = position(threadIdx.x);
     const u64* sc = src + col * src_stride;
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
-        u64 i = position(e);
+    u64 p = first;
+    for (u32 e = threadIdx.x; e < E; e += B, p += delta) {
+        u64 i = stepped ? p : position(e);
         u64 v;
         if (load_mode == 0) {
             v = sc[i];
@@ -152,7 +163,11 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
     while (done < k) {
         if (radix >= 4 && done + 1 < k) {
             const u32 r = dif ? (k - 2 - done) : done;
-            ntt_radix4(s, E, r, c, l0, lo_tile, dif, tw, tw_log, lanes_high);
+            if (dif) {
+                ntt_radix4<true>(s, E, r, c, l0, lo_tile, tw, tw_log, lanes_high);
+            } else {
+                ntt_radix4<false>(s, E, r, c, l0, lo_tile, tw, tw_log, lanes_high);
+            }
             done += 2;
             __syncthreads();
             continue;
@@ -178,8 +193,9 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
         __syncthreads();
     }
     u64* dc = dst + col * dst_stride;
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
-        u64 i = position(e);
+    p = first;
+    for (u32 e = threadIdx.x; e < E; e += B, p += delta) {
+        u64 i = stepped ? p : position(e);
         u64 v = s[e];
         if (store_scale != 1ull) v = f_mul(v, store_scale);
         dc[i] = v;
