@@ -9,30 +9,30 @@ typedef unsigned int u32;
 
 // Addition, subtraction and product are written as 32-bit carry chains:
 // ptxas turns these into fewer instructions than the 64-bit C forms (on
-// sm_90 f_mul 21 instead of 32, f_sub 4 instead of 7, f_add 8 instead of
-// 9), and the NTT's butterflies are bound by instruction issue. The
-// field_asm test in kernels-cuda runs these blocks on the host against
-// 128-bit integer arithmetic.
+// sm_90 f_mul 21 instead of 32, f_sub 4 instead of 7, f_add 8), and the
+// NTT's butterflies are bound by instruction issue. The field_asm test in
+// kernels-cuda runs these blocks on the host against 128-bit integer
+// arithmetic.
 
-// (a + b) mod p for canonical a, b: a + b >= p exactly when a + b or
-// a + b + EPS carries (never both), and then the result is a + b + EPS.
+// (a + b) mod p for canonical a, b, as a - (p - b): p - b is in [1, p] and
+// never borrows, and f_sub's chain is exact for a subtrahend up to p (on a
+// borrow the wrapped difference still exceeds EPS). On sm_90 this is
+// eight instructions where the sum with its conditional subtraction of p
+// was nine (docs/gpu/logs/s29/f_add-sass-*.txt).
 __device__ __forceinline__ u64 f_add(u64 a, u64 b) {
     u64 out;
     asm("{\n\t"
-        ".reg .u32 a0, a1, b0, b1, c, d0, d1;\n\t"
-        ".reg .pred f;\n\t"
+        ".reg .u32 a0, a1, b0, b1, n0, n1, m;\n\t"
         "mov.b64 {a0, a1}, %1;\n\t"
         "mov.b64 {b0, b1}, %2;\n\t"
-        "add.cc.u32 a0, a0, b0;\n\t"
-        "addc.cc.u32 a1, a1, b1;\n\t"
-        "addc.u32 c, 0, 0;\n\t"
-        "add.cc.u32 d0, a0, 0xffffffff;\n\t"
-        "addc.cc.u32 d1, a1, 0;\n\t"
-        "addc.u32 c, c, 0;\n\t"
-        "setp.ne.u32 f, c, 0;\n\t"
-        "selp.b32 d0, d0, a0, f;\n\t"
-        "selp.b32 d1, d1, a1, f;\n\t"
-        "mov.b64 %0, {d0, d1};\n\t"
+        "sub.cc.u32 n0, 1, b0;\n\t"
+        "subc.u32 n1, 0xffffffff, b1;\n\t"
+        "sub.cc.u32 a0, a0, n0;\n\t"
+        "subc.cc.u32 a1, a1, n1;\n\t"
+        "subc.u32 m, 0, 0;\n\t"
+        "sub.cc.u32 a0, a0, m;\n\t"
+        "subc.u32 a1, a1, 0;\n\t"
+        "mov.b64 %0, {a0, a1};\n\t"
         "}"
         : "=l"(out)
         : "l"(a), "l"(b));
