@@ -765,6 +765,45 @@ mod tests {
     }
 
     #[test]
+    fn sums_past_p_come_out_canonical_through_every_pass() {
+        // Near-p values next to small ones: their sums land in [p, 2^64),
+        // which every butterfly must bring back below p.
+        let tw = Twiddles::default();
+        let (fwd, inv) = (tw.get(false), tw.get(true));
+        let mixed = |i: u64, _n: u64| match i % 4 {
+            0 => F::new(P - 1 - i % 7),
+            1 => F::new(1 + i % 5),
+            2 => F::new(P - (1 << 31) + i),
+            _ => F::new((1 << 32) - 1 - i % 3),
+        };
+        // Quarters 0, near p, 0, small: DIF's first layer sums past p in
+        // the second quarter, and its second layer subtracts those sums
+        // from the zeros of the first.
+        let quarters = |i: u64, n: u64| match 4 * i / n {
+            1 => F::new(P - 1 - i % 3),
+            3 => F::new(1 + i % 5),
+            _ => F::ZERO,
+        };
+        for (log_n, pattern) in [4u32, 5, 8, 12, 13, 14].into_iter().flat_map(|l| [(l, 0), (l, 1)]) {
+            let n = 1usize << log_n;
+            let a: Vec<F> = (0..n as u64).map(|i| [mixed, quarters][pattern](i, n as u64)).collect();
+            let mut evals = vec![F::ZERO; n];
+            ntt_column(&mut evals, &a, &fwd);
+            if log_n <= 12 {
+                assert_eq!(evals, naive_dft(&a, false), "2^{log_n} pattern {pattern}");
+            }
+            let mut d = vec![F::ZERO; n];
+            dif(&mut d, Some(&a), &fwd, true);
+            bit_reverse(&mut d);
+            assert_eq!(d, evals, "dif 2^{log_n} pattern {pattern}");
+            let mut back = vec![F::ZERO; n];
+            intt_column(&mut back, &evals, &inv);
+            assert_eq!(back, a, "round trip 2^{log_n} pattern {pattern}");
+            assert!(evals.iter().chain(&d).all(|v| v.value() < P), "canonical 2^{log_n} pattern {pattern}");
+        }
+    }
+
+    #[test]
     fn column_transforms_match_the_dft() {
         for log_n in 0..=10u32 {
             let n = 1usize << log_n;
