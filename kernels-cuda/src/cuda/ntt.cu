@@ -70,7 +70,8 @@ __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, 
     const u32 sa = tw_log - (l0 + r + 1);
     const u32 sb = sa - 1;
     const u32 B = blockDim.x;
-    auto twiddles = [&](u32 b, u32& e0, u64& wa, u64& wb0, u64& wb1) {
+    // Group b's first element and its three twiddles.
+    auto locate = [&](u32 b, u32& e0, u64& wa, u64& wb0, u64& wb1) {
         u32 lo = b & cmask;
         u32 g = b >> c;
         u32 q0 = ((g >> r) << (r + 2)) | (g & rmask);
@@ -89,7 +90,7 @@ __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, 
     if ((B & (B - 1)) == 0 && (1u << (r + c)) <= B && ((E >> 2) & (B - 1)) == 0) {
         u32 e0;
         u64 wa, wb0, wb1;
-        twiddles(threadIdx.x, e0, wa, wb0, wb1);
+        locate(threadIdx.x, e0, wa, wb0, wb1);
 #pragma unroll 2
         for (; e0 < E; e0 += 4 * B) ntt_group4(s, e0, d1, d2, wa, wb0, wb1, dif);
         return;
@@ -97,7 +98,7 @@ __device__ __forceinline__ void ntt_radix4(u64* s, u32 E, u32 r, u32 c, u64 l0, 
     for (u32 b = threadIdx.x; b < (E >> 2); b += B) {
         u32 e0;
         u64 wa, wb0, wb1;
-        twiddles(b, e0, wa, wb0, wb1);
+        locate(b, e0, wa, wb0, wb1);
         ntt_group4(s, e0, d1, d2, wa, wb0, wb1, dif);
     }
 }
