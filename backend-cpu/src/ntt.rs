@@ -564,15 +564,13 @@ unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: 
         return;
     }
     let mut space = std::mem::MaybeUninit::<[F; CHUNK / 2]>::uninit();
-    let vals = std::slice::from_raw_parts_mut(space.as_mut_ptr().cast::<F>(), count);
-    {
-        let src = std::slice::from_raw_parts(ptr.add(first), count);
-        match scale {
-            Some(s) => {
-                crate::simd::binop::<{ crate::simd::MUL }>(vals, Some(src), Some(&s[first..first + count]), F::ONE)
-            }
-            None => vals.copy_from_slice(src),
-        }
+    let bp = space.as_mut_ptr().cast::<F>();
+    // count <= CHUNK / 2 (b >= 2); every value the slice covers is written
+    // by the copy before the slice is made.
+    std::ptr::copy_nonoverlapping(ptr.add(first), bp, count);
+    let vals = std::slice::from_raw_parts_mut(bp, count);
+    if let Some(s) = scale {
+        crate::simd::mul_by(vals, &s[first..first + count]);
     }
     let c = std::slice::from_raw_parts_mut(ptr.add(start), size);
     match b <= size {
