@@ -23,6 +23,7 @@
 //! fail, naming the buffer, the stage and the table.
 
 use crate::device::Device;
+use crate::host;
 use crate::race::{Detector, EventClock, Label, Race, StreamId};
 use backend_api::fault::FaultSite;
 use backend_api::host::parallel_copy;
@@ -612,9 +613,10 @@ impl<'a> Scope<'a> {
     /// Copies host values into `dst` (made on this stream, from element
     /// 0), calling `on_group` with each run of `group` elements (the last
     /// may be shorter): its first element and length, once this stream is
-    /// ordered after its copy. Large copies run on the copy stream through
-    /// pinned staging, double-buffered, so what `on_group` queues computes
-    /// while later runs are still in transfer. Small ones go straight from
+    /// ordered after its copy. Large copies run on the copy stream, so
+    /// what `on_group` queues computes while later runs are still in
+    /// transfer: straight from `src` when it is pinned (`host`), else
+    /// through pinned staging, double-buffered. Small ones go straight from
     /// pageable memory on this stream (the driver stages them before the
     /// call returns), and so does any when every staging set is in use
     /// (never the synchronous copy: it runs on the legacy stream, which our
@@ -630,6 +632,19 @@ impl<'a> Scope<'a> {
         let (stage, ctx) = (self.stage, self.ctx);
         self.dev.check(FaultSite::TransferToDevice, stage, ctx, 8 * src.len() as u64)?;
         let group = group.clamp(1, src.len().max(1));
+        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
+        if let Some(pinned) = (src.len() > SMALL_COPY).then(|| host::covering(src)).flatten() {
+            let r = self.htod_runs(src, dst, group, &mut on_group, None, &mut in_flight);
+            // The range stays registered until its copies have landed (all
+            // the copy stream's, after a failure part-way: a copy may have
+            // been queued without its event).
+            let landed = match &r {
+                Ok(()) => in_flight.iter().flatten().try_for_each(|ev| ev.synchronize().map_err(|e| self.err(e))),
+                Err(_) => self.dev.streams.get(self.dev.streams.copy()).synchronize().map_err(|e| self.err(e)),
+            };
+            drop(pinned);
+            return r.and(landed);
+        }
         let staging = match src.len() > SMALL_COPY {
             true => self.dev.staging.take(self.dev, stage, ctx)?,
             false => None,
@@ -641,21 +656,23 @@ impl<'a> Scope<'a> {
             let mut runs = (0..src.len()).step_by(group);
             return runs.try_for_each(|first| on_group(self, first, group.min(src.len() - first)));
         };
-        let mut in_flight: [Option<CudaEvent>; 2] = [None, None];
-        let r = self.htod_overlapped_staged(src, dst, group, &mut on_group, &mut staging, &mut in_flight);
+        let r = self.htod_runs(src, dst, group, &mut on_group, Some(&mut staging), &mut in_flight);
         // The staging set is free once its last copies have landed.
         let landed = in_flight.iter().flatten().try_for_each(|ev| ev.synchronize().map_err(|e| self.err(e)));
         self.dev.staging.put(staging);
         r.and(landed)
     }
 
-    fn htod_overlapped_staged(
+    /// The runs' copies on the copy stream, from `staging` (a piece at a
+    /// time into each buffer in turn, once the copy out of it before has
+    /// landed) or, without it, from `src` itself, pinned.
+    fn htod_runs(
         &mut self,
         src: &[u64],
         dst: &Arc<DevBuf>,
         group: usize,
         on_group: &mut impl FnMut(&mut Self, usize, usize) -> Result<(), BackendError>,
-        staging: &mut Staging,
+        mut staging: Option<&mut Staging>,
         in_flight: &mut [Option<CudaEvent>; 2],
     ) -> Result<(), BackendError> {
         let streams = &self.dev.streams;
@@ -669,16 +686,21 @@ impl<'a> Scope<'a> {
             let c = d.record(self.stream);
             d.wait(copy_id, &c);
         }
-        let piece = group.min(STAGING_ELEMS);
+        let piece = if staging.is_some() { group.min(STAGING_ELEMS) } else { group };
         let mut slot = 0;
         for (g, run) in src.chunks(group).enumerate() {
             for (j, part) in run.chunks(piece).enumerate() {
-                if let Some(ev) = in_flight[slot].take() {
-                    ev.synchronize().map_err(|e| self.err(e))?;
-                }
-                let host = staging.0[slot].as_mut_slice().map_err(|e| self.err(e))?;
-                parallel_copy(&mut host[..part.len()], part, stream_copy);
-                let host = &host[..part.len()];
+                let host = match staging.as_deref_mut() {
+                    Some(staging) => {
+                        if let Some(ev) = in_flight[slot].take() {
+                            ev.synchronize().map_err(|e| self.err(e))?;
+                        }
+                        let host = staging.0[slot].as_mut_slice().map_err(|e| self.err(e))?;
+                        parallel_copy(&mut host[..part.len()], part, stream_copy);
+                        &host[..part.len()]
+                    }
+                    None => part,
+                };
                 let to = dst.at(g * group + j * piece);
                 // The parallel copy may have run another device's work on
                 // this thread (see `call`).
@@ -695,8 +717,9 @@ impl<'a> Scope<'a> {
                         d.write(dst.id, copy_id, self.label());
                     }
                 }
-                // SAFETY: dst holds the range; this staging buffer is not
-                // written again before the event recorded behind the copy.
+                // SAFETY: dst holds the range; the source (a staging
+                // buffer, or pinned memory the caller keeps) is not written
+                // before the event recorded behind the copy.
                 unsafe { result::memcpy_htod_async(to, host, copy.cu_stream()) }.map_err(|e| self.err(e))?;
                 let ev = copy.record_event(None).map_err(|e| self.err(e))?;
                 if j == run.len().div_ceil(piece) - 1 {

@@ -238,4 +238,24 @@ mod injected {
         }
         dev.upload(&ctx, &ColMatrix::new(1, 4, vec![F::ONE; 4])).expect("once: the next upload passes");
     }
+
+    /// A refused pin is a typed upload decline, and the matrix is left as
+    /// it was: it uploads (through staging), and pins once the fault is
+    /// spent.
+    #[test]
+    fn a_refused_pin_declines_typed_and_the_matrix_still_uploads() {
+        let Some(dev) = backend(CudaConfig::default()) else { return };
+        let m = ColMatrix::new(3, 1 << 16, (1..=3 << 16).map(F::new).collect());
+        let g = dev.faults().arm(FaultSite::TransferToDevice, FaultMode::Once);
+        match dev.pin(&m) {
+            Err(BackendError::DeviceDecline { stage: Stage::Upload, table, requested_bytes, .. }) => {
+                assert_eq!((table.as_str(), requested_bytes), ("pin", 8 * (3 << 16)));
+            }
+            other => panic!("expected a pin decline, got {:?}", other.map(|p| p.bytes())),
+        }
+        drop(g);
+        let ctx = Ctx::table("after");
+        assert_eq!(dev.download(&ctx, &dev.upload(&ctx, &m).expect("upload")).expect("download"), m);
+        assert_eq!(dev.pin(&m).expect("pinned once the fault is spent").bytes(), 8 * (3 << 16));
+    }
 }

@@ -164,6 +164,44 @@ fn upload_coset_lde_matches() {
     }
 }
 
+/// Uploads from a pinned trace go straight to the copy engine: the same
+/// shapes as above give the same trace and LDE, a clone shares the pin,
+/// a clone written after pinning (copied on write) uploads its own
+/// values, and the matrix uploads as before once its pin is dropped.
+#[test]
+fn pinned_uploads_match() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng(13);
+    let big = [(16, 8), (20, 53), (24, 1)].into_iter().filter(|&(l, _)| l <= max_log().max(24));
+    for (log, w) in [(0, 1), (9, 37), (13, 9)].into_iter().chain(big) {
+        let log_blowup = 1 + (log % 3);
+        let cpu = fresh_cpu();
+        let m = random_matrix(&mut r, w, 1 << log);
+        let shift = nz(&mut r);
+        let pin = gpu.pin(&m).unwrap();
+        assert_eq!(pin.bytes(), (8 * w) << log);
+        let twice = gpu.pin(&m.clone()).unwrap();
+        let c = cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+        let want = cpu.download(&ctx(), &c).unwrap();
+        let what = format!("2^{log} x {w} blowup 2^{log_blowup}");
+        let (trace, lde) = gpu.upload_coset_lde(&ctx(), &m.clone(), log_blowup, shift).unwrap();
+        same!(gpu.download(&ctx(), &trace).unwrap(), m.clone(), format!("uploaded pinned {what}"));
+        same!(gpu.download(&ctx(), &lde).unwrap(), want.clone(), format!("extended pinned {what}"));
+        drop(twice);
+        let mut written = m.clone();
+        written.data_mut()[0] = nz(&mut r);
+        same!(
+            gpu.download(&ctx(), &gpu.upload(&ctx(), &written).unwrap()).unwrap(),
+            written,
+            format!("written {what}")
+        );
+        same!(gpu.download(&ctx(), &gpu.upload(&ctx(), &m).unwrap()).unwrap(), m.clone(), format!("pinned {what}"));
+        drop(pin);
+        let (_, lde) = gpu.upload_coset_lde(&ctx(), &m, log_blowup, shift).unwrap();
+        same!(gpu.download(&ctx(), &lde).unwrap(), want, format!("extended {what} after its pin"));
+    }
+}
+
 #[test]
 fn merkle_commit_and_open_match() {
     let Some(gpu) = gpu() else { return };
