@@ -3,9 +3,11 @@
 //! statement is proved that many times on one backend (the first prove
 //! warms it up) and the per-stage times are those of the fastest prove.
 //! For peak memory, run it under `/usr/bin/time -v`. The CUDA backend
-//! takes its tuning from the `KILN_CUDA_*` variables.
+//! takes its tuning from the `KILN_CUDA_*` variables; with `pinned` it
+//! proves from a trace pinned in place (`CudaBackend::pin`, paid once
+//! before the proves), so the upload skips the staging copy.
 //!
-//! cargo run --release -p benches [--features cuda] --example prove_air -- [LOG_ROWS] [COLUMNS] [BLOWUP] [blake3|keccak] [cpu|cuda] [REPEATS]
+//! cargo run --release -p benches [--features cuda] --example prove_air -- [LOG_ROWS] [COLUMNS] [BLOWUP] [blake3|keccak] [cpu|cuda] [REPEATS] [pageable|pinned]
 
 use backend_api::{Backend, ColMatrix, HashKind, F};
 use backend_cpu::CpuBackend;
@@ -22,6 +24,7 @@ struct Args {
     hash: HashKind,
     backend: String,
     repeats: usize,
+    pinned: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -32,10 +35,18 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let hash = arg(3, "blake3").parse()?;
     let backend = arg(4, "cpu");
     let repeats = arg(5, "1").parse().map_err(|e| format!("REPEATS: {e}"))?;
+    let pinned = match arg(6, "pageable").as_str() {
+        "pageable" => false,
+        "pinned" => true,
+        other => return Err(format!("{other}: expected pageable or pinned")),
+    };
     if width < 2 || log_n > 24 || repeats == 0 {
         return Err("need 2+ columns, at most 2^24 rows and 1+ repeats".into());
     }
-    Ok(Args { log_n, width, blowup, hash, backend, repeats })
+    if pinned && backend != "cuda" {
+        return Err("a pinned trace needs the cuda backend".into());
+    }
+    Ok(Args { log_n, width, blowup, hash, backend, repeats, pinned })
 }
 
 /// Proves `repeats` times; the fastest prove's stats, every prove's time
@@ -75,6 +86,8 @@ fn run(a: &Args) -> Result<bool, String> {
         "cuda" => {
             let config = backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string())?;
             let d = backend_cuda::CudaBackend::with_config(0, config).map_err(|e| e.to_string())?;
+            // The proves' clones of the trace share its pinned buffer.
+            let _pinned = a.pinned.then(|| d.pin(&trace)).transpose().map_err(|e| e.to_string())?;
             prove_on(&d, &air, &trace, &publics, &options, a.repeats)?
         }
         other => return Err(format!("backend {other}: expected cpu, or cuda in a --features cuda build")),
@@ -87,7 +100,8 @@ fn run(a: &Args) -> Result<bool, String> {
         "cubic AIR 2^{} x {}, blowup {}, {}, {} queries, {} grinding bits: {} conjectured bits",
         a.log_n, a.width, a.blowup, a.hash, options.num_queries, options.grinding_bits, security.bits
     );
-    println!("backend: {}; host threads: {}", a.backend, rayon::current_num_threads());
+    let source = if a.pinned { ", trace pinned" } else { "" };
+    println!("backend: {}{source}; host threads: {}", a.backend, rayon::current_num_threads());
     println!("trace generation: {} ms", ms(trace_time));
     for (stage, d) in stats.per_stage() {
         println!("  {stage:<16} {:>10} ms", ms(d));
