@@ -16,8 +16,11 @@
 #          20 64 2 HASH 9`: the main round's parts from a pageable and from
 #          a pinned trace;
 #   bench  `prove_air 20 64 4 HASH cuda 6`, old and new (pageable), new
-#          with `pinned`, alternated, $ROUNDS rounds (default 2).
-# Run from the repository root: bash docs/gpu/session-s30.sh check|host|bench
+#          with `pinned`, alternated, $ROUNDS rounds (default 2);
+#   final  the committed build alone: vs_cpu, declines (its test binary
+#          built with `--features fault-injection`), then prove_air from a
+#          pageable and from a pinned trace, both hashes.
+# Run from the repository root: bash docs/gpu/session-s30.sh check|host|bench|final
 # Logs go to $OUT.
 set -uo pipefail
 B=.gpu-run
@@ -57,6 +60,18 @@ bench)
                 log "$bin 20 64 4 $h cuda 6 $mode (round $round)"
                 $B/$bin 20 64 4 $h cuda 6 $mode 2>&1 | grep -E "backend|main commit|rounds|prove:|verify" | tee -a "$L"
             done
+        done
+    done
+    ;;
+final)
+    for t in vs_cpu declines; do
+        log "$t"
+        $B/$t --test-threads 1 2>&1 | grep -E "^test |test result|FAILED|panicked" | tee -a "$L"
+    done
+    for mode in pageable pinned; do
+        for h in blake3 keccak; do
+            log "prove_air-new 20 64 4 $h cuda 6 $mode"
+            $B/prove_air-new 20 64 4 $h cuda 6 $mode 2>&1 | grep -E "backend|rounds|prove:|verify" | tee -a "$L"
         done
     done
     ;;
