@@ -27,7 +27,7 @@ pub(crate) struct Pinned {
 impl Drop for Pinned {
     fn drop(&mut self) {
         // Nothing to report to: a failed unregistration leaves the pages
-        // locked until the process ends, which is harmless.
+        // locked (and held from the system) until the process ends.
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: `start` was registered by `pin` and no copy from it
             // is in flight (those hold this entry).

@@ -7,12 +7,12 @@
 //! choice by ordinal ([`probe`], [`DeviceSpec`], [`open_devices`]), the
 //! context and its pool of streams, device memory from the stream-ordered
 //! pool, the memory gate, pinned staging for large transfers and host
-//! matrices pinned in place, NVRTC
-//! compilation of the kernels in `kernels-cuda` for the device's own
-//! compute capability (cached on disk, see [`nvrtc`]), constraint
-//! composition and LogUp kernels generated from the IR, and every stage's
-//! launches. Like backend-cpu it has a module per sub-trait (`base`,
-//! `transform`, `merkle`, `logup`, `quotient`, `deep`, `fri`); tuning
+//! matrices pinned in place ([`CudaBackend::pin`]), NVRTC compilation of
+//! the kernels in `kernels-cuda` for the device's own compute capability
+//! (cached on disk, see [`nvrtc`]), constraint composition and LogUp
+//! kernels generated from the IR, and every stage's launches. Like
+//! backend-cpu it has a module per sub-trait (`base`, `transform`,
+//! `merkle`, `logup`, `quotient`, `deep`, `fri`); tuning
 //! knobs are fields of [`CudaConfig`], which the caller gives (the
 //! environment is read only by front ends, through
 //! [`CudaConfig::from_env`]).
