@@ -227,9 +227,10 @@ impl SharedMut {
 /// `r` consecutive layers with half-blocks h_low, 2 h_low, .. 2^(r-1) h_low
 /// (DIT: smallest first; DIF: largest first), tile by tile. Within a block
 /// of 2^r h_low elements, the elements i + j h_low (j < 2^r) only meet each
-/// other in these layers, so each tile of TILE consecutive i is gathered
-/// into a buffer once, run through all r layers and written back: one pass
-/// over memory instead of r. Its twiddles are one contiguous run of the
+/// other in these layers, so each tile of TILE consecutive i runs through
+/// all r layers in an L1 buffer, its first layer reading the rows from
+/// memory and its last writing them back: one pass over memory instead of
+/// r, with no copy of its own. Its twiddles are one contiguous run of the
 /// pass's table. With `src`, the tiles are gathered from it (as long as
 /// `a`) instead: a copy into `a` that costs no pass of its own. Needs h_low
 /// a multiple of TILE.
@@ -246,40 +247,46 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
     let run = |t: usize| {
         let (b, i0) = (t / tiles, (t % tiles) * TILE);
         let base = b * block + i0;
-        // Uninitialised: the gather below writes all of its first rows * TILE.
         let mut space = std::mem::MaybeUninit::<[F; (1 << FUSE) * TILE]>::uninit();
         let bp = space.as_mut_ptr().cast::<F>();
         let ptr = base_ptr.get();
         let read = src.map_or(ptr.cast_const(), <[F]>::as_ptr);
+        let twiddles = &pass[(t % tiles) * per_tile..][..per_tile];
         // SAFETY: task t alone reads and writes elements base + j h_low +
         // (0..TILE) for j < rows (tiles partition each block's offsets),
-        // all inside `a` (and `src`, as long): base + (rows - 1) h_low +
-        // TILE <= (b + 1) block. The buffer holds (1 << FUSE) * TILE >=
-        // rows * TILE elements, all of them written here before the slice
-        // over them is made.
+        // all inside `a` (and `src`, as long, a different slice):
+        // base + (rows - 1) h_low + TILE <= (b + 1) block. The buffer holds
+        // (1 << FUSE) * TILE >= rows * TILE elements.
+        let done = unsafe {
+            let mem = crate::simd::Rows { src: read.add(base), dst: ptr.add(base), stride: h_low };
+            crate::simd::tile(mem, bp, TILE, r, twiddles, dif)
+        };
+        if done {
+            return;
+        }
+        // Without the vector kernel: gather the tile, run the same pairs in
+        // scalar code, scatter it back.
+        // SAFETY: as above; the gather writes all of the buffer's first
+        // rows * TILE elements before the slice over them is made.
         let buf = unsafe {
             for j in 0..rows {
                 std::ptr::copy_nonoverlapping(read.add(base + j * h_low), bp.add(j * TILE), TILE);
             }
             std::slice::from_raw_parts_mut(bp, rows * TILE)
         };
-        let twiddles = &pass[(t % tiles) * per_tile..][..per_tile];
-        if !crate::simd::tile(buf, TILE, r, twiddles, dif) {
-            // Without the vector kernel: the same pairs, in scalar code.
-            for step in 0..r {
-                let s = if dif { r - 1 - step } else { step };
-                let half = 1usize << s;
-                for j in (0..rows).filter(|j| j & half == 0) {
-                    let (lo, hi) = buf.split_at_mut((j + half) * TILE);
-                    let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
-                    // The pair's run: layer s, pair m = j mod 2^s of the tile.
-                    let at = (half - 1 + (j & (half - 1))) * TILE;
-                    let w = &twiddles[at..at + TILE];
-                    if dif {
-                        butterflies_dif(lo, hi, w, false);
-                    } else {
-                        butterflies_dit(lo, hi, w);
-                    }
+        for step in 0..r {
+            let s = if dif { r - 1 - step } else { step };
+            let half = 1usize << s;
+            for j in (0..rows).filter(|j| j & half == 0) {
+                let (lo, hi) = buf.split_at_mut((j + half) * TILE);
+                let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
+                // The pair's run: layer s, pair m = j mod 2^s of the tile.
+                let at = (half - 1 + (j & (half - 1))) * TILE;
+                let w = &twiddles[at..at + TILE];
+                if dif {
+                    butterflies_dif(lo, hi, w, false);
+                } else {
+                    butterflies_dit(lo, hi, w);
                 }
             }
         }

@@ -118,13 +118,22 @@ mod avx512 {
     }
 
     /// One butterfly pair of runs: lo[i], hi[i] with twiddle w[i], i < len
-    /// (a multiple of 8).
+    /// (a multiple of 8), in place.
     #[inline(always)]
     unsafe fn runs(lo: *mut F, hi: *mut F, w: *const F, len: usize, dif: bool) {
+        runs_to(lo, hi, lo, hi, w, len, dif)
+    }
+
+    /// The butterflies of the pairs (x_lo[i], x_hi[i]) written to
+    /// (y_lo[i], y_hi[i]): in place when the pointers are equal, or a copy
+    /// that costs no pass of its own. Every element is read before its
+    /// output is written.
+    #[inline(always)]
+    unsafe fn runs_to(x_lo: *const F, x_hi: *const F, y_lo: *mut F, y_hi: *mut F, w: *const F, len: usize, dif: bool) {
         let mut i = 0;
         while i < len {
-            let x = _mm512_loadu_si512(lo.add(i) as *const _);
-            let y = _mm512_loadu_si512(hi.add(i) as *const _);
+            let x = _mm512_loadu_si512(x_lo.add(i) as *const _);
+            let y = _mm512_loadu_si512(x_hi.add(i) as *const _);
             let t = _mm512_loadu_si512(w.add(i) as *const _);
             let (a, b) = if dif {
                 (add(x, y), mul(sub(x, y), t))
@@ -132,8 +141,8 @@ mod avx512 {
                 let y = mul(y, t);
                 (add(x, y), sub(x, y))
             };
-            _mm512_storeu_si512(lo.add(i) as *mut _, a);
-            _mm512_storeu_si512(hi.add(i) as *mut _, b);
+            _mm512_storeu_si512(y_lo.add(i) as *mut _, a);
+            _mm512_storeu_si512(y_hi.add(i) as *mut _, b);
             i += 8;
         }
     }
@@ -150,19 +159,26 @@ mod avx512 {
         }
     }
 
-    /// The `r` layers of a fused tile: rows of `row` elements (a multiple of
-    /// 8) in `buf`, half-blocks of 1, 2, .. 2^(r-1) rows (DIT order; DIF
-    /// runs them largest first), each pair's twiddles the next run of `w`
-    /// in the order `pass_table` lays them out.
+    /// The `r` layers of a fused tile of 2^r rows of `row` elements (a
+    /// multiple of 8), half-blocks of 1, 2, .. 2^(r-1) rows (DIT order;
+    /// DIF runs them largest first), each pair's twiddles the next run of
+    /// `w` in the order `pass_table` lays them out. The first layer reads
+    /// the rows from `mem` and the last writes them back; the layers between
+    /// keep them in `buf` (2^r rows), so the gather and the scatter cost no
+    /// copy of their own.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile(buf: &mut [F], row: usize, r: u32, w: &[F], dif: bool) {
-        let (p, rows) = (buf.as_mut_ptr(), 1usize << r);
+    pub(super) unsafe fn tile(mem: super::Rows, buf: *mut F, row: usize, r: u32, w: &[F], dif: bool) {
+        let rows = 1usize << r;
         for step in 0..r {
             let s = if dif { r - 1 - step } else { step };
             let half = 1usize << s;
+            let (from, from_stride) = if step == 0 { (mem.src, mem.stride) } else { (buf.cast_const(), row) };
+            let (to, to_stride) = if step == r - 1 { (mem.dst, mem.stride) } else { (buf, row) };
             for j in (0..rows).filter(|j| j & half == 0) {
                 let at = (half - 1 + (j & (half - 1))) * row;
-                runs(p.add(j * row), p.add((j + half) * row), w.as_ptr().add(at), row, dif);
+                let (x_lo, x_hi) = (from.add(j * from_stride), from.add((j + half) * from_stride));
+                let (y_lo, y_hi) = (to.add(j * to_stride), to.add((j + half) * to_stride));
+                runs_to(x_lo, x_hi, y_lo, y_hi, w.as_ptr().add(at), row, dif);
             }
         }
     }
@@ -375,18 +391,33 @@ pub(crate) fn layer(a: &mut [F], h: usize, t: &[F], dif: bool) -> bool {
     false
 }
 
+/// A fused tile's rows in memory: row j is read at src + j stride and
+/// written at dst + j stride.
+#[derive(Clone, Copy)]
+pub(crate) struct Rows {
+    pub src: *const F,
+    pub dst: *mut F,
+    pub stride: usize,
+}
+
 /// A fused tile's layers (see `avx512::tile`) in one vector kernel; false
 /// (nothing done) without AVX-512F or when `row` is not a multiple of 8.
+///
+/// # Safety
+/// For j < 2^r, `mem.src` is valid for reads and `mem.dst` for writes of
+/// `row` elements at j * stride, no other thread touches those elements,
+/// and the two are either the same rows or do not overlap; `buf` is valid
+/// for reads and writes of 2^r * row elements.
 #[inline]
-pub(crate) fn tile(buf: &mut [F], row: usize, r: u32, w: &[F], dif: bool) -> bool {
+pub(crate) unsafe fn tile(mem: Rows, buf: *mut F, row: usize, r: u32, w: &[F], dif: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if available() && row.is_multiple_of(8) && buf.len() >= row << r && w.len() >= ((1 << r) - 1) * row {
-        // SAFETY: AVX-512F is present; the rows lie in `buf` and every
-        // run of twiddles read (at most (2^r - 1) row) in `w`.
-        unsafe { avx512::tile(buf, row, r, w, dif) };
+    if available() && row.is_multiple_of(8) && r >= 1 && w.len() >= ((1 << r) - 1) * row {
+        // SAFETY: AVX-512F is present; the rows are the caller's (above)
+        // and every run of twiddles read, at most (2^r - 1) row, is in `w`.
+        unsafe { avx512::tile(mem, buf, row, r, w, dif) };
         return true;
     }
-    let _ = (buf, row, r, w, dif);
+    let _ = (mem, buf, row, r, w, dif);
     false
 }
 
