@@ -40,14 +40,17 @@ mod avx512 {
         _mm512_set1_epi64(v as i64)
     }
 
-    /// a + b, canonical (inputs canonical).
+    /// a + b, canonical (inputs canonical). With c = b + EPSILON (no
+    /// wrap: b < p), a + c carries past 2^64 exactly when a + b >= p, and
+    /// then its low word is a + b - p; otherwise a + b is the sum less
+    /// EPSILON. Four operations where a carry fix and a compare to p take
+    /// five.
     #[inline(always)]
     pub(super) unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
-        let s = _mm512_add_epi64(a, b);
-        let carry = _mm512_cmplt_epu64_mask(s, a);
-        let s = _mm512_mask_add_epi64(s, carry, s, splat(EPSILON));
-        let big = _mm512_cmpge_epu64_mask(s, splat(P));
-        _mm512_mask_sub_epi64(s, big, s, splat(P))
+        let eps = splat(EPSILON);
+        let s = _mm512_add_epi64(a, _mm512_add_epi64(b, eps));
+        let no_carry = _mm512_cmpge_epu64_mask(s, a);
+        _mm512_mask_sub_epi64(s, no_carry, s, eps)
     }
 
     /// a - b, canonical (inputs canonical).
