@@ -580,9 +580,10 @@ unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: 
         crate::simd::mul_by(vals, &s[first..first + count]);
     }
     let c = std::slice::from_raw_parts_mut(ptr.add(start), size);
-    match b <= size {
-        true => c.chunks_mut(b).zip(vals.iter()).for_each(|(o, &v)| o.fill(v)),
-        false => c.fill(vals[0]),
+    if b > size {
+        c.fill(vals[0]);
+    } else if !crate::simd::repeat(c, vals, b) {
+        c.chunks_mut(b).zip(vals.iter()).for_each(|(o, &v)| o.fill(v));
     }
 }
 

@@ -273,6 +273,29 @@ mod avx512 {
         n
     }
 
+    /// out[i] = vals[i / b] for b in 2, 4: each output vector is the
+    /// 8 / b values it repeats, loaded (masked, so never past `vals`) and
+    /// spread across the lanes by one permute.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn repeat(out: &mut [F], vals: &[F], b: usize) {
+        let per = 8 / b;
+        let idx = _mm512_set_epi64(
+            (7 / b) as i64,
+            (6 / b) as i64,
+            (5 / b) as i64,
+            (4 / b) as i64,
+            (3 / b) as i64,
+            (2 / b) as i64,
+            (1 / b) as i64,
+            0,
+        );
+        let mask = ((1u16 << per) - 1) as __mmask8;
+        for (k, at) in (0..out.len()).step_by(8).enumerate() {
+            let v = _mm512_maskz_loadu_epi64(mask, vals.as_ptr().add(k * per) as *const _);
+            store(out, at, _mm512_permutexvar_epi64(idx, v));
+        }
+    }
+
     /// a[i] *= s over the first multiple of 8 elements.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn mul_const(a: &mut [F], s: F) -> usize {
@@ -438,6 +461,21 @@ pub(crate) fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool, simd: bo
     }
     let _ = (a, tw, from, dif, simd);
     0
+}
+
+/// out[i] = vals[i / b] in one vector kernel when b is 2 or 4 and `out`
+/// is whole vectors of them; false (nothing done) otherwise.
+#[inline]
+pub(crate) fn repeat(out: &mut [F], vals: &[F], b: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if available() && (b == 2 || b == 4) && out.len().is_multiple_of(8) && vals.len() >= out.len() / b {
+        // SAFETY: AVX-512F is present; output vector k reads vals[k 8 / b
+        // ..][..8 / b], inside `vals` (checked above), and writes out[8 k..][..8].
+        unsafe { avx512::repeat(out, vals, b) };
+        return true;
+    }
+    let _ = (out, vals, b);
+    false
 }
 
 /// a[i] *= s, vectorised where possible.
