@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::ext::Ext;
 use crate::field::F;
 use crate::hash::{Digest, HashKind};
+use crate::host::HostPin;
 use crate::ir::ConstraintSystem;
 use crate::logup::LogUp;
 use crate::matrix::ColMatrix;
@@ -265,6 +266,17 @@ pub trait BackendBase: Send + Sync {
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
         let _ = (ctx, lanes, set);
         Ok(Reservation::none())
+    }
+
+    /// Page-locks `m`'s host buffer until the returned pin is dropped, so
+    /// that uploads of `m` and of its clones (which share the buffer) go
+    /// straight to the copy engine. For a buffer uploaded more than once
+    /// (a trace reused across proofs, a benchmark): pinning costs about one
+    /// upload. A refusal is a typed decline and changes nothing: `m` still
+    /// uploads. Host backends, and devices that gain nothing, pin nothing.
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        let _ = (ctx, m);
+        Ok(HostPin::none())
     }
 }
 

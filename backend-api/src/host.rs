@@ -89,3 +89,37 @@ fn huge_pages() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("KILN_CPU_NO_HUGEPAGES").is_none_or(|v| v == "0"))
 }
+
+/// A host matrix's buffer held page-locked by a backend until this is
+/// dropped ([`BackendBase::pin`](crate::BackendBase::pin)); host
+/// backends hold nothing.
+pub struct HostPin {
+    bytes: u64,
+    _guard: Option<Box<dyn Send + Sync>>,
+}
+
+impl HostPin {
+    /// Nothing held.
+    pub fn none() -> HostPin {
+        HostPin { bytes: 0, _guard: None }
+    }
+    /// `bytes` held until `guard` is dropped.
+    pub fn held(bytes: u64, guard: Box<dyn Send + Sync>) -> HostPin {
+        HostPin { bytes, _guard: Some(guard) }
+    }
+    /// Pins by several backends (a cross-check's two sides), released
+    /// together.
+    pub fn both(a: HostPin, b: HostPin) -> HostPin {
+        HostPin { bytes: a.bytes.max(b.bytes), _guard: Some(Box::new((a, b))) }
+    }
+    /// Bytes held page-locked (0 where the backend pins nothing).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl std::fmt::Debug for HostPin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostPin").field("bytes", &self.bytes).finish()
+    }
+}

@@ -38,6 +38,7 @@ pub use error::{BackendError, Result, Stage};
 pub use ext::Ext;
 pub use field::{batch_inverse, Field, F, GENERATOR};
 pub use hash::{Digest, HashKind};
+pub use host::HostPin;
 pub use ir::{ConstraintBuilder, ConstraintDomain, ConstraintSystem, Expr, Layout, Leaf, Node};
 pub use logup::{Interaction, LogUp};
 pub use matrix::ColMatrix;

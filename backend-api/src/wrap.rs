@@ -24,6 +24,7 @@ use crate::error::Result;
 use crate::ext::Ext;
 use crate::field::F;
 use crate::hash::{Digest, HashKind};
+use crate::host::HostPin;
 use crate::matrix::ColMatrix;
 use crate::memory::{DeviceSet, Reservation};
 use crate::op::{ComposeOp, DeepOpPoint, Op, Out};
@@ -45,6 +46,10 @@ pub trait OpHook: Send + Sync {
     /// See [`BackendBase::reserve`]; a wrapper reserves on the device
     /// backends it wraps.
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation>;
+
+    /// See [`BackendBase::pin`]; a wrapper pins on the device backends it
+    /// wraps.
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin>;
 }
 
 /// A backend that wraps another and keeps its data types: one hook,
@@ -70,6 +75,10 @@ pub trait Wrapper: Send + Sync {
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
         self.inner().reserve(ctx, lanes, set)
     }
+
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        self.inner().pin(ctx, m)
+    }
 }
 
 /// The inner backend's matrix type of a [`Wrapper`].
@@ -92,6 +101,9 @@ impl<W: Wrapper> OpHook for W {
     }
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
         Wrapper::reserve(self, ctx, lanes, set)
+    }
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        Wrapper::pin(self, ctx, m)
     }
 }
 
@@ -136,6 +148,9 @@ impl<H: OpHook> BackendBase for H {
     }
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
         OpHook::reserve(self, ctx, lanes, set)
+    }
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        OpHook::pin(self, ctx, m)
     }
 }
 

@@ -8,8 +8,8 @@
 //! both sides, run, and its two results compared by kind.
 
 use backend_api::{
-    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane,
-    Op, OpHook, Out, Reservation, Result, Stage,
+    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, HostPin,
+    Lane, Op, OpHook, Out, Reservation, Result, Stage,
 };
 
 /// The same value on both backends.
@@ -234,5 +234,8 @@ impl<A: Backend, B: Backend> OpHook for CrossCheck<A, B> {
 
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
         Ok(Reservation::both(self.left.reserve(ctx, lanes, set)?, self.right.reserve(ctx, lanes, set)?))
+    }
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        Ok(HostPin::both(self.left.pin(ctx, m)?, self.right.pin(ctx, m)?))
     }
 }

@@ -26,8 +26,8 @@
 
 use crate::{CpuBackend, CpuMatrix, CpuTree};
 use backend_api::{
-    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane,
-    MerkleOps, NttOps, Op, OpHook, Out, Reservation, Result, Stage, F,
+    Backend, BackendBase, BackendError, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, HostPin,
+    Lane, MerkleOps, NttOps, Op, OpHook, Out, Reservation, Result, Stage, F,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -457,6 +457,14 @@ impl<B: Backend> OpHook for Resilient<B> {
         let held = self.attempt_then(Stage::Upload, || self.device.reserve(ctx, lanes, set), then)?;
         Ok(held.unwrap_or_else(Reservation::none))
     }
+
+    /// A declined pin costs speed, not the proof: uploads go through
+    /// staging.
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        let then = || "uploading through staging: the host buffer is not pinned".to_string();
+        let held = self.attempt_then(Stage::Upload, || self.device.pin(ctx, m), then)?;
+        Ok(held.unwrap_or_else(HostPin::none))
+    }
 }
 
 #[cfg(test)]
@@ -518,6 +526,32 @@ mod tests {
         fn reserve(&self, _ctx: &Ctx, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
             Ok(Reservation::none())
         }
+        /// Pins (nothing, but says so in its bytes) unless declining.
+        fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+            if self.decline.load(Ordering::SeqCst) {
+                let (stage, table, reason) = (Stage::Upload, ctx.table.to_string(), "test".to_string());
+                return Err(BackendError::DeviceDecline { stage, table, requested_bytes: 1, free_bytes: 0, reason });
+            }
+            Ok(HostPin::held(8 * m.data().len() as u64, Box::new(())))
+        }
+    }
+
+    #[test]
+    fn a_declined_pin_uploads_unpinned_and_is_counted() {
+        let r = Resilient::new(Tracked::default(), RecoveryPolicy::default());
+        let ctx = Ctx::table("t");
+        let host = ColMatrix::new(3, 8, (0..24u64).map(|i| F::new(i * 3 + 1)).collect());
+        assert_eq!(BackendBase::pin(&r, &ctx, &host).unwrap().bytes(), 8 * 24, "forwarded to the device");
+        r.device().decline.store(true, Ordering::SeqCst);
+        assert_eq!(BackendBase::pin(&r, &ctx, &host).unwrap().bytes(), 0, "declined twice: nothing pinned, no error");
+        let upload = r.report().get(Stage::Upload);
+        assert_eq!((upload.declines, upload.recomputed), (2, 1), "{}", r.report());
+        let strict = Resilient::new(Tracked::default(), RecoveryPolicy { retry: false, on_decline: OnDecline::Strict });
+        strict.device().decline.store(true, Ordering::SeqCst);
+        assert!(
+            BackendBase::pin(&strict, &ctx, &host).is_err_and(|e| e.is_decline()),
+            "strict: the decline is the answer"
+        );
     }
 
     #[test]

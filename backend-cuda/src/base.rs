@@ -8,7 +8,7 @@ use crate::{CudaBackend, CudaMatrix, CudaTree};
 use backend_api::fault::FaultSite;
 use backend_api::gate::Claim;
 use backend_api::memory::matrix_bytes;
-use backend_api::{validate, BackendBase, ColMatrix, Ctx, DeviceSet, Lane, Reservation, Result, Stage, F};
+use backend_api::{validate, BackendBase, ColMatrix, Ctx, DeviceSet, HostPin, Lane, Reservation, Result, Stage, F};
 use std::sync::Arc;
 
 impl BackendBase for CudaBackend {
@@ -97,6 +97,16 @@ impl BackendBase for CudaBackend {
         })?;
         self.dev.claim_lanes(lanes, &claim);
         Ok(Reservation::held(bytes, Box::new(Reserved { dev: self.dev.clone(), lanes: lanes.to_vec(), _claim: claim })))
+    }
+
+    /// Page-locks `m`'s buffer in place (`host::pin`): uploads of it skip
+    /// the copy into pinned staging. A refusal (the host's locked-memory
+    /// limit) is an `Upload` decline (the `TransferToDevice` site).
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        let bytes = 8 * m.data().len() as u64;
+        self.dev.check(FaultSite::TransferToDevice, Stage::Upload, ctx, bytes)?;
+        let pinned = crate::host::pin(&self.dev.ctx, m, |reason| self.dev.decline(Stage::Upload, ctx, bytes, reason))?;
+        Ok(HostPin::held(pinned.bytes() as u64, Box::new(pinned)))
     }
 }
 

@@ -1,5 +1,6 @@
-//! Host matrices pinned in place ([`crate::CudaBackend::pin`]) and the
-//! registry uploads consult: an upload whose source lies in a pinned
+//! Host matrices pinned in place
+//! ([`BackendBase::pin`](backend_api::BackendBase::pin)) and the registry
+//! uploads consult: an upload whose source lies in a pinned
 //! range goes from it straight to the copy engine, without the staging
 //! copy that otherwise costs the host's memory bandwidth (on some hosts
 //! more than the copy engine's time).

@@ -7,8 +7,9 @@
 //! choice by ordinal ([`probe`], [`DeviceSpec`], [`open_devices`]), the
 //! context and its pool of streams, device memory from the stream-ordered
 //! pool, the memory gate, pinned staging for large transfers and host
-//! matrices pinned in place ([`CudaBackend::pin`]), NVRTC compilation of
-//! the kernels in `kernels-cuda` for the device's own compute capability
+//! matrices pinned in place
+//! ([`BackendBase::pin`](backend_api::BackendBase::pin)), NVRTC
+//! compilation of the kernels in `kernels-cuda` for the device's own compute capability
 //! (cached on disk, see [`nvrtc`]), constraint composition and LogUp
 //! kernels generated from the IR, and every stage's launches. Like
 //! backend-cpu it has a module per sub-trait (`base`, `transform`,
@@ -48,7 +49,6 @@ pub use backend_api::fault::FaultInjector;
 pub use backend_api::gate::{GateStats, SAFETY_MARGIN_BYTES};
 pub use config::{ComposeKernel, ConfigError, CudaConfig, NttTuning};
 pub use device::{check_libraries, probe, DeviceInfo, OpenTimes};
-pub use host::PinnedHost;
 pub use select::{open_devices, DeviceSpec, SelectError};
 
 /// The composition kernels' CUDA sources for a constraint system, one per
@@ -82,7 +82,7 @@ pub fn logup_source(logup: &backend_api::LogUp) -> String {
 
 use backend_api::fault::FaultSite;
 use backend_api::memory::{stage_alloc, stage_bytes, TableDims};
-use backend_api::{ColMatrix, Ctx, DeviceMatrix, DeviceTree, Digest, Ext, HashKind, Result, Stage, F};
+use backend_api::{Ctx, DeviceMatrix, DeviceTree, Digest, Ext, HashKind, Result, Stage, F};
 use device::Device;
 use ntt::TwiddleCache;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -212,20 +212,6 @@ impl CudaBackend {
     /// pool for the allocations to come.
     pub fn warm_up(&self, reserve_bytes: u64) -> Result<()> {
         self.dev.warm_up(reserve_bytes)
-    }
-
-    /// Page-locks `m`'s buffer in place until the returned guard is
-    /// dropped: uploads of `m` and of its clones (which share the buffer)
-    /// then go from it straight to the copy engine, without the copy into
-    /// pinned staging. Worth it for a buffer uploaded more than once:
-    /// pinning costs about one staged upload. A refusal (the host's
-    /// locked-memory limit) is an `Upload` decline; the matrix still
-    /// uploads through staging.
-    pub fn pin(&self, m: &ColMatrix) -> Result<PinnedHost> {
-        let ctx = Ctx::table("pin");
-        let bytes = 8 * m.data().len() as u64;
-        self.dev.check(FaultSite::TransferToDevice, Stage::Upload, &ctx, bytes)?;
-        host::pin(&self.dev.ctx, m, |reason| self.dev.decline(Stage::Upload, &ctx, bytes, reason))
     }
 
     pub fn device(&self) -> &DeviceInfo {

@@ -247,7 +247,7 @@ mod injected {
         let Some(dev) = backend(CudaConfig::default()) else { return };
         let m = ColMatrix::new(3, 1 << 16, (1..=3 << 16).map(F::new).collect());
         let g = dev.faults().arm(FaultSite::TransferToDevice, FaultMode::Once);
-        match dev.pin(&m) {
+        match dev.pin(&Ctx::table("pin"), &m) {
             Err(BackendError::DeviceDecline { stage: Stage::Upload, table, requested_bytes, .. }) => {
                 assert_eq!((table.as_str(), requested_bytes), ("pin", 8 * (3 << 16)));
             }
@@ -256,6 +256,6 @@ mod injected {
         drop(g);
         let ctx = Ctx::table("after");
         assert_eq!(dev.download(&ctx, &dev.upload(&ctx, &m).expect("upload")).expect("download"), m);
-        assert_eq!(dev.pin(&m).expect("pinned once the fault is spent").bytes(), 8 * (3 << 16));
+        assert_eq!(dev.pin(&ctx, &m).expect("pinned once the fault is spent").bytes(), 8 * (3 << 16));
     }
 }

@@ -178,9 +178,9 @@ fn pinned_uploads_match() {
         let cpu = fresh_cpu();
         let m = random_matrix(&mut r, w, 1 << log);
         let shift = nz(&mut r);
-        let pin = gpu.pin(&m).unwrap();
-        assert_eq!(pin.bytes(), (8 * w) << log);
-        let twice = gpu.pin(&m.clone()).unwrap();
+        let pin = gpu.pin(&ctx(), &m).unwrap();
+        assert_eq!(pin.bytes(), ((8 * w) << log) as u64);
+        let twice = gpu.pin(&ctx(), &m.clone()).unwrap();
         let c = cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
         let want = cpu.download(&ctx(), &c).unwrap();
         let what = format!("2^{log} x {w} blowup 2^{log_blowup}");

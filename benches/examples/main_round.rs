@@ -6,7 +6,7 @@
 //! back, median and best of REPEATS after a warm-up. What the round costs
 //! beyond the slowest of its parts is what overlapping them leaves on the
 //! table. Then the cost of pinning the trace's buffer
-//! (`CudaBackend::pin`), and the upload, the overlap and the round again
+//! (`BackendBase::pin`), and the upload, the overlap and the round again
 //! from the pinned trace.
 //!
 //! cargo run --release -p benches --features cuda --example main_round -- [LOG] [WIDTH] [LOG_BLOWUP] [blake3|keccak] [REPEATS]
@@ -87,10 +87,10 @@ fn run() -> Result<(), String> {
     report("pin and unpin the trace's buffer", repeats, &|| {
         let copy = backend_api::ColMatrix::new(width, host.height(), host.data().to_vec());
         let t0 = Instant::now();
-        drop(b.pin(&copy).map_err(e)?);
+        drop(b.pin(&ctx, &copy).map_err(e)?);
         Ok(t0.elapsed())
     })?;
-    let _pinned = b.pin(&host).map_err(e)?;
+    let _pinned = b.pin(&ctx, &host).map_err(e)?;
     println!("with the trace pinned in place:");
     for (name, f) in
         parts.iter().filter(|(name, _)| *name != "coset LDE of the uploaded trace" && *name != "commit of the LDE")

@@ -4,7 +4,7 @@
 //! warms it up) and the per-stage times are those of the fastest prove.
 //! For peak memory, run it under `/usr/bin/time -v`. The CUDA backend
 //! takes its tuning from the `KILN_CUDA_*` variables; with `pinned` it
-//! proves from a trace pinned in place (`CudaBackend::pin`, paid once
+//! proves from a trace pinned in place (`BackendBase::pin`, paid once
 //! before the proves), so the upload skips the staging copy.
 //!
 //! cargo run --release -p benches [--features cuda] --example prove_air -- [LOG_ROWS] [COLUMNS] [BLOWUP] [blake3|keccak] [cpu|cuda] [REPEATS] [pageable|pinned]
@@ -87,7 +87,9 @@ fn run(a: &Args) -> Result<bool, String> {
             let config = backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string())?;
             let d = backend_cuda::CudaBackend::with_config(0, config).map_err(|e| e.to_string())?;
             // The proves' clones of the trace share its pinned buffer.
-            let _pinned = a.pinned.then(|| d.pin(&trace)).transpose().map_err(|e| e.to_string())?;
+            let ctx = backend_api::Ctx::table("trace");
+            let pin = || backend_api::BackendBase::pin(&d, &ctx, &trace);
+            let _pinned = a.pinned.then(pin).transpose().map_err(|e| e.to_string())?;
             prove_on(&d, &air, &trace, &publics, &options, a.repeats)?
         }
         other => return Err(format!("backend {other}: expected cpu, or cuda in a --features cuda build")),

@@ -116,7 +116,7 @@ impl SuiteConfig {
 /// The operation groups; each is one `#[test]` of [`suite!`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
-    /// upload, download, reshape.
+    /// upload, download, reshape; uploads of a pinned host matrix.
     Transfers,
     /// ntt, intt, intt_in_place and their round trip.
     Ntt,

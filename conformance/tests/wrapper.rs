@@ -5,8 +5,8 @@
 //! One line instantiates the suite for it.
 
 use backend_api::{
-    BackendBase, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, Lane, Op, OpHook, Out, Reservation,
-    Result, Wrapper,
+    BackendBase, ColMatrix, Ctx, DeviceMatrix, DeviceSet, DeviceTree, Digest, HashKind, HostPin, Lane, Op, OpHook, Out,
+    Reservation, Result, Wrapper,
 };
 use backend_cpu::{CpuBackend, CpuMatrix, CpuTree};
 
@@ -64,6 +64,10 @@ impl OpHook for Forwarding {
 
     fn reserve(&self, ctx: &Ctx, lanes: &[Lane], set: &DeviceSet) -> Result<Reservation> {
         self.cpu.reserve(ctx, lanes, set)
+    }
+
+    fn pin(&self, ctx: &Ctx, m: &ColMatrix) -> Result<HostPin> {
+        self.cpu.pin(ctx, m)
     }
 }
 
@@ -127,6 +131,9 @@ impl OpHook for Confused {
     }
     fn reserve(&self, _ctx: &Ctx, _lanes: &[Lane], _set: &DeviceSet) -> Result<Reservation> {
         Ok(Reservation::none())
+    }
+    fn pin(&self, _ctx: &Ctx, _m: &ColMatrix) -> Result<HostPin> {
+        Ok(HostPin::none())
     }
 }
 
