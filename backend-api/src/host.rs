@@ -2,7 +2,8 @@
 //! the system has them. Every crate that fills multi-GiB host matrices
 //! (the CPU backend, device downloads, trace generation, a spilling
 //! prover) allocates them here: page faults, not copies, otherwise bound
-//! how fast they fill.
+//! how fast they fill. A backend holding such a buffer page-locked for
+//! its uploads hands back a [`HostPin`].
 
 use crate::backend::Ctx;
 use crate::error::{BackendError, Stage};
