@@ -45,7 +45,7 @@ impl ColMatrix {
         ColMatrix::new(self.width, h, data)
     }
 
-    /// Row j + P*k is row k of pieces[j] (P pieces of one shape): see
+    /// Row j + P*k is row k of `pieces[j]` (P pieces of one shape): see
     /// `BackendBase::interleave`.
     pub fn interleave(pieces: &[ColMatrix]) -> ColMatrix {
         let count = pieces.len();
