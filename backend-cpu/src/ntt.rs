@@ -26,6 +26,7 @@ pub(crate) const PAR_MIN: usize = 1 << 14;
 #[derive(Default)]
 pub(crate) struct Twiddles {
     layers: [OnceLock<Vec<F>>; 2],
+    cubes: [OnceLock<Vec<F>>; 2],
     passes: Mutex<HashMap<PassKey, PassSlot>>,
 }
 
@@ -38,6 +39,8 @@ type PassSlot = Arc<OnceLock<Arc<Vec<F>>>>;
 pub(crate) struct Tables<'a> {
     inverse: bool,
     owner: &'a Twiddles,
+    /// The fourth root of unity this direction's radix-4 steps use.
+    root4: F,
 }
 
 impl std::ops::Deref for Tables<'_> {
@@ -48,6 +51,18 @@ impl std::ops::Deref for Tables<'_> {
 }
 
 impl Tables<'_> {
+    /// The radix-4 steps' third twiddles: entry `h + k` is w_(4h)^(3k) for
+    /// k < h, h up to CHUNK / 4 (see `layer_pair`).
+    fn cubes(&self) -> &[F] {
+        self.owner.cubes[self.inverse as usize].get_or_init(|| build_cubes(CHUNK.trailing_zeros() - 1, self.inverse))
+    }
+
+    /// Whether this direction's fourth root of unity w_4 is -2^48 (it is
+    /// 2^48 or -2^48: the inverse of one is the other).
+    fn root4_negative(&self) -> bool {
+        self.root4 != F::new(1 << 48)
+    }
+
     /// The fused pass over half-blocks h_low .. 2^(r-1) h_low, built once:
     /// the columns' tasks that ask for it at the same time wait for one
     /// build rather than each making a copy.
@@ -62,7 +77,9 @@ impl Tables<'_> {
 
 impl Twiddles {
     pub(crate) fn get(&self, inverse: bool) -> Tables<'_> {
-        Tables { inverse, owner: self }
+        let root4 = layer_root(2, inverse);
+        assert!(root4 == F::new(1 << 48) || root4 == -F::new(1 << 48), "w_4 is +-2^48 in Goldilocks");
+        Tables { inverse, owner: self, root4 }
     }
 }
 
@@ -76,30 +93,51 @@ fn layer_root(h: usize, inverse: bool) -> F {
     }
 }
 
+/// A fused pass's steps in DIT order: layers (s, s + 1) for even s as one
+/// radix-4 step, the last layer alone when r is odd. Step s's twiddle runs
+/// start at run 2^s - 1 of a tile's table either way.
+fn steps(r: u32) -> impl DoubleEndedIterator<Item = (u32, bool)> {
+    (0..r).step_by(2).map(move |s| (s, s + 1 < r))
+}
+
 /// A fused pass's twiddles in tile order: for each tile offset i0, for
-/// each layer s < r (half-block hh = h_low 2^s), the TILE twiddles
-/// w_(2hh)^(m h_low + i0 + t), t < TILE, of each of its 2^s distinct pairs
-/// m. A task then reads one contiguous run instead of 2^r - 1 runs spread
-/// over layer tables larger than the caches, which the prefetchers do not
-/// follow.
+/// each step (see `steps`; half-block hh = h_low 2^s), for each of its 2^s
+/// distinct groups m, with k = m h_low + i0 + t for t < TILE: a radix-4
+/// step's runs u = w_(4hh)^k, u^2 and u^3 (see `simd::layer_pair`), a lone
+/// layer's run w_(2hh)^k. A task then reads one contiguous run instead of
+/// 2^r - 1 runs spread over layer tables larger than the caches, which the
+/// prefetchers do not follow.
 ///
 /// Built on scoped threads, not rayon's: it runs inside `Tables::pass`'s
 /// one-time initialisation, and a rayon worker waiting there could steal
 /// another column's task that asks for the same table, re-entering it.
 fn pass_table(h_low: usize, r: u32, inverse: bool) -> Vec<F> {
     let per_tile = ((1usize << r) - 1) * TILE;
-    let roots: Vec<F> = (0..r).map(|s| layer_root(h_low << s, inverse)).collect();
+    // Each run's root: per step, per group, the radix-4 step's three or
+    // the lone layer's one.
+    let step_roots: Vec<(u32, Vec<F>)> = steps(r)
+        .map(|(s, pair)| {
+            let hh = h_low << s;
+            let roots = match pair {
+                true => vec![layer_root(2 * hh, inverse), layer_root(hh, inverse), layer_root(2 * hh, inverse).pow(3)],
+                false => vec![layer_root(hh, inverse)],
+            };
+            (s, roots)
+        })
+        .collect();
     let tiles = h_low / TILE;
     let mut out = vec![F::ZERO; tiles * per_tile];
     let fill = |first: usize, dst: &mut [F]| {
         for (i, tile) in dst.chunks_mut(per_tile).enumerate() {
             let i0 = (first + i) * TILE;
-            let runs = (0..r as usize).flat_map(|s| (0..1usize << s).map(move |m| (s, m * h_low + i0)));
-            for (run, (s, k)) in tile.chunks_mut(TILE).zip(runs) {
-                let mut acc = roots[s].pow(k as u64);
+            let runs = step_roots.iter().flat_map(|(s, roots)| {
+                (0..1usize << s).flat_map(move |m| roots.iter().map(move |&root| (root, m * h_low + i0)))
+            });
+            for (run, (root, k)) in tile.chunks_mut(TILE).zip(runs) {
+                let mut acc = root.pow(k as u64);
                 for v in run {
                     *v = acc;
-                    acc *= roots[s];
+                    acc *= root;
                 }
             }
         }
@@ -122,6 +160,22 @@ fn build_twiddles(log_n: u32, inverse: bool) -> Vec<F> {
     for log_h in 0..log_n {
         let h = 1usize << log_h;
         let w = layer_root(h, inverse);
+        let mut acc = F::ONE;
+        for v in &mut t[h..2 * h] {
+            *v = acc;
+            acc *= w;
+        }
+    }
+    t
+}
+
+/// The cubes table for radix-4 steps up to low half-block 2^(log_n - 1):
+/// entry `h + k` is w_(4h)^(3k) (or its inverse) for k < h.
+fn build_cubes(log_n: u32, inverse: bool) -> Vec<F> {
+    let mut t = vec![F::ZERO; 1usize << log_n];
+    for log_h in 0..log_n {
+        let h = 1usize << log_h;
+        let w = layer_root(2 * h, inverse).pow(3);
         let mut acc = F::ONE;
         for v in &mut t[h..2 * h] {
             *v = acc;
@@ -206,6 +260,20 @@ fn layer(a: &mut [F], h: usize, tw: &[F], dif: bool) {
     }
 }
 
+/// A radix-4 step in scalar code, as `simd::layer_pair`'s: the values at
+/// i, i + h, i + 2h, i + 3h; `u` holds w_4h^i, its square and cube; `w4`
+/// is the fourth root of unity.
+fn quad(x: [F; 4], u: [F; 3], w4: F, dif: bool) -> [F; 4] {
+    if dif {
+        let (a, c, b, d) = (x[0] + x[2], x[0] - x[2], x[1] + x[3], (x[1] - x[3]) * w4);
+        [a + b, (a - b) * u[1], (c + d) * u[0], (c - d) * u[2]]
+    } else {
+        let (y1, y2, y3) = (x[1] * u[1], x[2] * u[0], x[3] * u[2]);
+        let (a, b, c, d) = (x[0] + y1, x[0] - y1, y2 + y3, (y2 - y3) * w4);
+        [a + c, b + d, a - c, b - d]
+    }
+}
+
 /// Elements of one row of a fused tile (512 bytes).
 const TILE: usize = 64;
 /// Large-stride layers fused into one pass: a tile is 2^FUSE rows of
@@ -243,6 +311,7 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
     assert!(src.is_none_or(|s| s.len() == a.len()));
     let tiles = h_low / TILE;
     let tasks = a.len() / block * tiles;
+    let (neg, w4) = (tw.root4_negative(), tw.root4);
     let base_ptr = SharedMut(a.as_mut_ptr());
     let run = |t: usize| {
         let (b, i0) = (t / tiles, (t % tiles) * TILE);
@@ -259,12 +328,12 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
         // (1 << FUSE) * TILE >= rows * TILE elements.
         let done = unsafe {
             let mem = crate::simd::Rows { src: read.add(base), dst: ptr.add(base), stride: h_low };
-            crate::simd::tile(mem, bp, TILE, r, twiddles, dif)
+            crate::simd::tile(mem, bp, TILE, r, twiddles, dif, neg)
         };
         if done {
             return;
         }
-        // Without the vector kernel: gather the tile, run the same pairs in
+        // Without the vector kernel: gather the tile, run the same steps in
         // scalar code, scatter it back.
         // SAFETY: as above; the gather writes all of the buffer's first
         // rows * TILE elements before the slice over them is made.
@@ -274,14 +343,26 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
             }
             std::slice::from_raw_parts_mut(bp, rows * TILE)
         };
-        for step in 0..r {
-            let s = if dif { r - 1 - step } else { step };
+        let order: Vec<(u32, bool)> = if dif { steps(r).rev().collect() } else { steps(r).collect() };
+        for (s, pair) in order {
             let half = 1usize << s;
+            let first = half - 1;
+            if pair {
+                for j in (0..rows).filter(|j| j & (3 * half) == 0) {
+                    let at = (first + 3 * (j & (half - 1))) * TILE;
+                    for t in 0..TILE {
+                        let x = [0, 1, 2, 3].map(|q| buf[(j + q * half) * TILE + t]);
+                        let u = [0, 1, 2].map(|q| twiddles[at + q * TILE + t]);
+                        let y = quad(x, u, w4, dif);
+                        (0..4).for_each(|q| buf[(j + q * half) * TILE + t] = y[q]);
+                    }
+                }
+                continue;
+            }
             for j in (0..rows).filter(|j| j & half == 0) {
                 let (lo, hi) = buf.split_at_mut((j + half) * TILE);
                 let (lo, hi) = (&mut lo[j * TILE..(j + 1) * TILE], &mut hi[..TILE]);
-                // The pair's run: layer s, pair m = j mod 2^s of the tile.
-                let at = (half - 1 + (j & (half - 1))) * TILE;
+                let at = (first + (j & (half - 1))) * TILE;
                 let w = &twiddles[at..at + TILE];
                 if dif {
                     butterflies_dif(lo, hi, w, false);
@@ -331,9 +412,20 @@ fn fused_up(a: &mut [F], mut h: usize, tw: &Tables, par: bool) {
     }
 }
 
+/// Layers with half-blocks h and 2h over one chunk as radix-4 steps,
+/// when the vector kernel takes them; false (nothing done) otherwise.
+fn layer_pair(c: &mut [F], h: usize, tw: &Tables, dif: bool) -> bool {
+    let pows = [&tw[2 * h..3 * h], &tw[h..2 * h], &tw.cubes()[h..2 * h]];
+    crate::simd::layer_pair(c, h, pows, dif, tw.root4_negative())
+}
+
 /// The DIF layers h down to 1 over one chunk (at most CHUNK elements).
 fn chunk_dif(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
     let mut hh = h;
+    // Two layers a pass (2hh', hh') while both have half-blocks of 8 or more.
+    while hh >= 16 && layer_pair(c, hh / 2, tw, true) {
+        hh /= 4;
+    }
     while hh >= 8 {
         layer(c, hh, tw, true);
         hh /= 2;
@@ -355,6 +447,9 @@ fn chunk_dit(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
     // Half-blocks below 8 in registers, 16 elements at a time.
     if hh < 8 && small_layers(c, tw, hh.trailing_zeros(), false, simd) == c.len() {
         hh = 8;
+    }
+    while 4 * hh <= c.len() && hh >= 8 && layer_pair(c, hh, tw, false) {
+        hh *= 4;
     }
     while 2 * hh <= c.len() {
         layer(c, hh, tw, false);
@@ -937,15 +1032,25 @@ mod tests {
                 let per_tile = ((1usize << r) - 1) * TILE;
                 assert_eq!(table.len(), h_low / TILE * per_tile);
                 for tile in [0, h_low / TILE / 2, h_low / TILE - 1] {
-                    for s in 0..r {
+                    for (s, pair) in steps(r) {
                         for m in 0..1usize << s {
-                            let at = tile * per_tile + ((1 << s) - 1 + m) * TILE;
-                            let k = (h_low << s) + m * h_low + tile * TILE;
-                            assert_eq!(
-                                table[at..at + TILE],
-                                layers[k..k + TILE],
-                                "h_low {h_low} r {r} tile {tile} s {s} m {m}"
-                            );
+                            // A lone layer's run is layer s's twiddles; a
+                            // pair's are layer s + 1's (u), layer s's (u^2)
+                            // and u^3.
+                            let k = |s: u32| (h_low << s) + m * h_low + tile * TILE;
+                            let run = |q: usize| {
+                                let at = tile * per_tile + ((1 << s) - 1 + if pair { 3 * m + q } else { m }) * TILE;
+                                &table[at..at + TILE]
+                            };
+                            let at = format!("h_low {h_low} r {r} tile {tile} s {s} m {m}");
+                            if !pair {
+                                assert_eq!(run(0), &layers[k(s)..k(s) + TILE], "{at}");
+                                continue;
+                            }
+                            assert_eq!(run(1), &layers[k(s)..k(s) + TILE], "{at}");
+                            assert_eq!(run(0), &layers[k(s + 1)..k(s + 1) + TILE], "{at}");
+                            let cubes: Vec<F> = run(0).iter().map(|&u| u * u * u).collect();
+                            assert_eq!(run(2), &cubes[..], "{at}");
                         }
                     }
                 }

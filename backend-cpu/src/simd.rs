@@ -87,7 +87,14 @@ mod avx512 {
         // shuffle, not a shift).
         let t1_up = _mm512_castps_si512(_mm512_moveldup_ps(_mm512_castsi512_ps(t1)));
         let lo = _mm512_mask_blend_epi32(0x5555, t1_up, ll);
-        // 2^96 = -1 and 2^64 = EPSILON (mod p): lo - hi_hi + hi_lo EPSILON.
+        reduce(hi, lo)
+    }
+
+    /// hi 2^64 + lo reduced, canonical: 2^96 = -1 and 2^64 = EPSILON (mod
+    /// p), so it is lo - hi_hi + hi_lo EPSILON.
+    #[inline(always)]
+    unsafe fn reduce(hi: __m512i, lo: __m512i) -> __m512i {
+        let eps = splat(EPSILON);
         let hi_hi = _mm512_srli_epi64::<32>(hi);
         let borrow = _mm512_cmplt_epu64_mask(lo, hi_hi);
         let r0 = _mm512_sub_epi64(lo, hi_hi);
@@ -99,6 +106,88 @@ mod avx512 {
         let r = _mm512_mask_add_epi64(r, carry, r, eps);
         let big = _mm512_cmpge_epu64_mask(r, splat(P));
         _mm512_mask_sub_epi64(r, big, r, splat(P))
+    }
+
+    /// x 2^48, canonical (x any 64-bit value): 2^48 is a primitive
+    /// fourth root of unity, and the product is (x >> 16) 2^64 + (x << 48),
+    /// so it costs a reduction and two shifts, not a multiplication.
+    #[inline(always)]
+    unsafe fn times_2_48(x: __m512i) -> __m512i {
+        reduce(_mm512_srli_epi64::<16>(x), _mm512_slli_epi64::<48>(x))
+    }
+
+    /// (a - b) w_4, where w_4 = ±2^48 (`neg`: minus).
+    #[inline(always)]
+    unsafe fn rot(a: __m512i, b: __m512i, neg: bool) -> __m512i {
+        times_2_48(if neg { sub(b, a) } else { sub(a, b) })
+    }
+
+    /// Four vectors at p, p + stride, p + 2 stride, p + 3 stride. (Not a
+    /// closure: closures do not inherit `target_feature`, so intrinsics in
+    /// one become calls in a build without AVX-512 enabled at compile time.)
+    #[inline(always)]
+    unsafe fn load4(p: *const F, stride: usize) -> [__m512i; 4] {
+        let at = |k: usize| p.add(k * stride) as *const __m512i;
+        [_mm512_loadu_si512(at(0)), _mm512_loadu_si512(at(1)), _mm512_loadu_si512(at(2)), _mm512_loadu_si512(at(3))]
+    }
+
+    /// Stores `load4`'s vectors back.
+    #[inline(always)]
+    unsafe fn store4(p: *mut F, stride: usize, v: [__m512i; 4]) {
+        let at = |k: usize| p.add(k * stride) as *mut __m512i;
+        _mm512_storeu_si512(at(0), v[0]);
+        _mm512_storeu_si512(at(1), v[1]);
+        _mm512_storeu_si512(at(2), v[2]);
+        _mm512_storeu_si512(at(3), v[3]);
+    }
+
+    /// Two butterfly layers at once (radix 4) on the values at i, i + h,
+    /// i + 2h, i + 3h of a block of 4h: DIT runs half-block h then 2h, DIF
+    /// 2h then h. With u = w_4h^i, the four radix-2 butterflies' twiddles
+    /// are u^2 (twice), u and u w_4, where w_4 = ±2^48 (`neg`: minus), so
+    /// three multiplications and one `times_2_48` do the work of four
+    /// multiplications.
+    #[inline(always)]
+    unsafe fn quad(x: [__m512i; 4], u: __m512i, u2: __m512i, u3: __m512i, dif: bool, neg: bool) -> [__m512i; 4] {
+        if dif {
+            let (a, c) = (add(x[0], x[2]), sub(x[0], x[2]));
+            let (b, d) = (add(x[1], x[3]), rot(x[1], x[3], neg));
+            [add(a, b), mul(sub(a, b), u2), mul(add(c, d), u), mul(sub(c, d), u3)]
+        } else {
+            let (y1, y2, y3) = (mul(x[1], u2), mul(x[2], u), mul(x[3], u3));
+            let (a, b) = (add(x[0], y1), sub(x[0], y1));
+            let (c, d) = (add(y2, y3), rot(y2, y3, neg));
+            [add(a, c), add(b, d), sub(a, c), sub(b, d)]
+        }
+    }
+
+    /// Two whole layers, half-blocks h and 2h (h a multiple of 8), over
+    /// `a` (whole blocks of 4h) as radix-4 steps (`quad`); `pows` holds
+    /// u = w_4h^i, u^2 and u^3 for i < h. Two steps a loop iteration (the
+    /// next i, or the next block's first when h is 8) give the core
+    /// independent chains to overlap.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn layer_pair(a: &mut [F], h: usize, pows: [&[F]; 3], dif: bool, neg: bool) {
+        let p = a.as_mut_ptr();
+        let per_block = h / 8;
+        let groups = a.len() / 32;
+        // Group g: block g / per_block, offset (g % per_block) 8.
+        let at = |g: usize| ((g / per_block) * 4 * h + (g % per_block) * 8, (g % per_block) * 8);
+        let mut g = 0;
+        while g + 2 <= groups {
+            let ((q0, i0), (q1, i1)) = (at(g), at(g + 1));
+            let (x0, x1) = (load4(p.add(q0), h), load4(p.add(q1), h));
+            let y0 = quad(x0, load(pows[0], i0), load(pows[1], i0), load(pows[2], i0), dif, neg);
+            let y1 = quad(x1, load(pows[0], i1), load(pows[1], i1), load(pows[2], i1), dif, neg);
+            store4(p.add(q0), h, y0);
+            store4(p.add(q1), h, y1);
+            g += 2;
+        }
+        if g < groups {
+            let (q, i) = at(g);
+            let y = quad(load4(p.add(q), h), load(pows[0], i), load(pows[1], i), load(pows[2], i), dif, neg);
+            store4(p.add(q), h, y);
+        }
     }
 
     #[inline(always)]
@@ -163,20 +252,43 @@ mod avx512 {
     }
 
     /// The `r` layers of a fused tile of 2^r rows of `row` elements (a
-    /// multiple of 8), half-blocks of 1, 2, .. 2^(r-1) rows (DIT order;
-    /// DIF runs them largest first), each pair's twiddles the next run of
-    /// `w` in the order `pass_table` lays them out. The first layer reads
-    /// the rows from `mem` and the last writes them back; the layers between
-    /// keep them in `buf` (2^r rows), so the gather and the scatter cost no
-    /// copy of their own.
+    /// multiple of 8), half-blocks of 1, 2, .. 2^(r-1) rows, as
+    /// `ntt::steps` groups them: layers (s, s + 1) for even s in one radix-4
+    /// step (`quad`), the last alone when r is odd, in DIT order (DIF runs
+    /// them largest first). Step s's group m reads the next runs of `w` at
+    /// run 2^s - 1 + 3m (a lone layer's pair m at 2^s - 1 + m), as
+    /// `pass_table` lays them out. The first step reads the rows from `mem`
+    /// and the last writes them back; the steps between keep them in `buf`
+    /// (2^r rows), so the gather and the scatter cost no copy of their own.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile(mem: super::Rows, buf: *mut F, row: usize, r: u32, w: &[F], dif: bool) {
+    pub(super) unsafe fn tile(mem: super::Rows, buf: *mut F, row: usize, r: u32, w: &[F], dif: bool, neg: bool) {
         let rows = 1usize << r;
-        for step in 0..r {
-            let s = if dif { r - 1 - step } else { step };
+        let count = r.div_ceil(2);
+        for step in 0..count {
+            let s = 2 * if dif { count - 1 - step } else { step };
             let half = 1usize << s;
             let (from, from_stride) = if step == 0 { (mem.src, mem.stride) } else { (buf.cast_const(), row) };
-            let (to, to_stride) = if step == r - 1 { (mem.dst, mem.stride) } else { (buf, row) };
+            let (to, to_stride) = if step == count - 1 { (mem.dst, mem.stride) } else { (buf, row) };
+            if s + 1 < r {
+                for j in (0..rows).filter(|j| j & (3 * half) == 0) {
+                    let at = (half - 1 + 3 * (j & (half - 1))) * row;
+                    let t = w.as_ptr().add(at);
+                    let (x_at, y_at) = (from.add(j * from_stride), to.add(j * to_stride));
+                    let mut i = 0;
+                    while i < row {
+                        let u = [t.add(i), t.add(row + i), t.add(2 * row + i)];
+                        let (u, u2, u3) = (
+                            _mm512_loadu_si512(u[0] as *const _),
+                            _mm512_loadu_si512(u[1] as *const _),
+                            _mm512_loadu_si512(u[2] as *const _),
+                        );
+                        let y = quad(load4(x_at.add(i), half * from_stride), u, u2, u3, dif, neg);
+                        store4(y_at.add(i), half * to_stride, y);
+                        i += 8;
+                    }
+                }
+                continue;
+            }
             for j in (0..rows).filter(|j| j & half == 0) {
                 let at = (half - 1 + (j & (half - 1))) * row;
                 let (x_lo, x_hi) = (from.add(j * from_stride), from.add((j + half) * from_stride));
@@ -367,8 +479,16 @@ mod avx512 {
         let k = splat(s.value());
         let mut i = 0;
         while i < n {
-            let x = a.map_or(k, |a| load(a, i));
-            let y = b.map_or(k, |b| load(b, i));
+            // `match`, not `map_or`: a closure would not inherit the target
+            // feature (see `load4`).
+            let x = match a {
+                Some(a) => load(a, i),
+                None => k,
+            };
+            let y = match b {
+                Some(b) => load(b, i),
+                None => k,
+            };
             store(out, i, op::<OP>(x, y));
             i += 8;
         }
@@ -417,6 +537,23 @@ pub(crate) fn layer(a: &mut [F], h: usize, t: &[F], dif: bool) -> bool {
     false
 }
 
+/// Two whole butterfly layers (half-blocks h and 2h) over `a` as radix-4
+/// steps (see `avx512::quad`); `pows` holds w_4h^i, its square and cube
+/// for i < h, and `neg` says the fourth root of unity is -2^48. False
+/// (nothing done) without AVX-512F or when h is not a multiple of 8.
+#[inline]
+pub(crate) fn layer_pair(a: &mut [F], h: usize, pows: [&[F]; 3], dif: bool, neg: bool) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if available() && h.is_multiple_of(8) && a.len().is_multiple_of(4 * h) && pows.iter().all(|t| t.len() >= h) {
+        // SAFETY: AVX-512F is present; every block of 4h lies in `a` and
+        // reads h entries of each table.
+        unsafe { avx512::layer_pair(a, h, pows, dif, neg) };
+        return true;
+    }
+    let _ = (a, h, pows, dif, neg);
+    false
+}
+
 /// A fused tile's rows in memory: row j is read at src + j stride and
 /// written at dst + j stride.
 #[derive(Clone, Copy)]
@@ -435,15 +572,15 @@ pub(crate) struct Rows {
 /// and the two are either the same rows or do not overlap; `buf` is valid
 /// for reads and writes of 2^r * row elements.
 #[inline]
-pub(crate) unsafe fn tile(mem: Rows, buf: *mut F, row: usize, r: u32, w: &[F], dif: bool) -> bool {
+pub(crate) unsafe fn tile(mem: Rows, buf: *mut F, row: usize, r: u32, w: &[F], dif: bool, neg: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     if available() && row.is_multiple_of(8) && r >= 1 && w.len() >= ((1 << r) - 1) * row {
         // SAFETY: AVX-512F is present; the rows are the caller's (above)
         // and every run of twiddles read, at most (2^r - 1) row, is in `w`.
-        unsafe { avx512::tile(mem, buf, row, r, w, dif) };
+        unsafe { avx512::tile(mem, buf, row, r, w, dif, neg) };
         return true;
     }
-    let _ = (mem, buf, row, r, w, dif);
+    let _ = (mem, buf, row, r, w, dif, neg);
     false
 }
 
