@@ -1,5 +1,7 @@
-//! Radix-2 NTTs over one column, in place, with no bit-reversal pass where
-//! the caller can avoid it.
+//! NTTs over one column, in place, with no bit-reversal pass where the
+//! caller can avoid it: radix-2 butterfly layers, two at a time as radix-4
+//! steps where the vector kernels run them (w_4 = ±2^48 costs shifts, not
+//! a multiplication).
 //!
 //! Forward and inverse transforms share two kernels: decimation in
 //! frequency (natural input, bit-reversed output) and decimation in time

@@ -8,6 +8,7 @@
 #   prove_air-new         `cargo build --release -p benches --features cuda
 #                         --example prove_air`
 #   vs_plonky3-{old,new}, kiln-{old,new}   as docs/gpu/cpu-host.sh says
+#                         (vs_plonky3-new is 4fb6fc8's, session 32)
 # Phases:
 #   gpu  vs_cpu; declines (the refused pin); the conformance transfers
 #        group (pinned uploads through BackendBase::pin); prove_air from
