@@ -352,11 +352,18 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
             if pair {
                 for j in (0..rows).filter(|j| j & (3 * half) == 0) {
                     let at = (first + 3 * (j & (half - 1))) * TILE;
+                    // Rows j + q half, q < 4, and the three runs, as slices
+                    // of exactly TILE so the loop below needs no bounds checks.
+                    let (_, tail) = buf.split_at_mut(j * TILE);
+                    let (r0, tail) = tail.split_at_mut(half * TILE);
+                    let (r1, tail) = tail.split_at_mut(half * TILE);
+                    let (r2, r3) = tail.split_at_mut(half * TILE);
+                    let (r0, r1, r2, r3) = (&mut r0[..TILE], &mut r1[..TILE], &mut r2[..TILE], &mut r3[..TILE]);
+                    let u = &twiddles[at..at + 3 * TILE];
+                    let (u1, u2, u3) = (&u[..TILE], &u[TILE..2 * TILE], &u[2 * TILE..]);
                     for t in 0..TILE {
-                        let x = [0, 1, 2, 3].map(|q| buf[(j + q * half) * TILE + t]);
-                        let u = [0, 1, 2].map(|q| twiddles[at + q * TILE + t]);
-                        let y = quad(x, u, w4, dif);
-                        (0..4).for_each(|q| buf[(j + q * half) * TILE + t] = y[q]);
+                        let y = quad([r0[t], r1[t], r2[t], r3[t]], [u1[t], u2[t], u3[t]], w4, dif);
+                        (r0[t], r1[t], r2[t], r3[t]) = (y[0], y[1], y[2], y[3]);
                     }
                 }
                 continue;
