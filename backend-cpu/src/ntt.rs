@@ -158,26 +158,22 @@ fn pass_table(h_low: usize, r: u32, inverse: bool) -> Vec<F> {
 /// The layer table for transforms of up to 2^log_n: entry `h + k` is
 /// w_(2h)^k (or its inverse) for k < h.
 fn build_twiddles(log_n: u32, inverse: bool) -> Vec<F> {
-    let mut t = vec![F::ZERO; 1usize << log_n];
-    for log_h in 0..log_n {
-        let h = 1usize << log_h;
-        let w = layer_root(h, inverse);
-        let mut acc = F::ONE;
-        for v in &mut t[h..2 * h] {
-            *v = acc;
-            acc *= w;
-        }
-    }
-    t
+    powers_by_half_block(log_n, |h| layer_root(h, inverse))
 }
 
 /// The cubes table for radix-4 steps up to low half-block 2^(log_n - 1):
 /// entry `h + k` is w_(4h)^(3k) (or its inverse) for k < h.
 fn build_cubes(log_n: u32, inverse: bool) -> Vec<F> {
+    powers_by_half_block(log_n, |h| layer_root(2 * h, inverse).pow(3))
+}
+
+/// A table of 2^log_n entries whose entry `h + k` is root(h)^k for each
+/// half-block h < 2^log_n and k < h.
+fn powers_by_half_block(log_n: u32, root: impl Fn(usize) -> F) -> Vec<F> {
     let mut t = vec![F::ZERO; 1usize << log_n];
     for log_h in 0..log_n {
         let h = 1usize << log_h;
-        let w = layer_root(2 * h, inverse).pow(3);
+        let w = root(h);
         let mut acc = F::ONE;
         for v in &mut t[h..2 * h] {
             *v = acc;
