@@ -357,12 +357,153 @@ mod avx512 {
         v[1] = _mm512_permutex2var_epi64(a, _mm512_loadu_si512(BACK1[s].as_ptr() as *const _), b);
     }
 
+    /// Lanes of `a` and `b` for the block swap of step `s` of an 8 x 8
+    /// transpose: `low` is row i's new lanes (its own where j & s is 0,
+    /// else row i + s's lane j - s), otherwise row i + s's.
+    const fn swap_lanes(s: usize, low: bool) -> [i64; 8] {
+        let mut out = [0i64; 8];
+        let mut j = 0;
+        while j < 8 {
+            out[j] = match (j & s == 0, low) {
+                (true, true) => j,
+                (false, true) => 8 + j - s,
+                (true, false) => j + s,
+                (false, false) => 8 + j,
+            } as i64;
+            j += 1;
+        }
+        out
+    }
+
+    const SWAP: [[[i64; 8]; 2]; 3] = [
+        [swap_lanes(1, true), swap_lanes(1, false)],
+        [swap_lanes(2, true), swap_lanes(2, false)],
+        [swap_lanes(4, true), swap_lanes(4, false)],
+    ];
+
+    /// m[i][j] <- m[j][i]: the off-diagonal s x s blocks of every 2s x 2s
+    /// block swapped, for s = 1, 2, 4 (24 two-source permutes).
+    #[inline(always)]
+    unsafe fn transpose8(m: &mut [__m512i; 8]) {
+        for (k, lanes) in SWAP.iter().enumerate() {
+            let s = 1 << k;
+            let (lo, hi) =
+                (_mm512_loadu_si512(lanes[0].as_ptr() as *const _), _mm512_loadu_si512(lanes[1].as_ptr() as *const _));
+            for i in (0..8).filter(|i| i & s == 0) {
+                let (a, b) = (m[i], m[i + s]);
+                m[i] = _mm512_permutex2var_epi64(a, lo, b);
+                m[i + s] = _mm512_permutex2var_epi64(a, hi, b);
+            }
+        }
+    }
+
+    /// A radix-4 step whose twiddles are all one (`quad` with u = 1): the
+    /// half-blocks 1 and 2 of an 8-point transform, no multiplication.
+    #[inline(always)]
+    unsafe fn quad_unit(x: [__m512i; 4], dif: bool, neg: bool) -> [__m512i; 4] {
+        if dif {
+            let (a, c) = (add(x[0], x[2]), sub(x[0], x[2]));
+            let (b, d) = (add(x[1], x[3]), rot(x[1], x[3], neg));
+            [add(a, b), sub(a, b), add(c, d), sub(c, d)]
+        } else {
+            let (a, b) = (add(x[0], x[1]), sub(x[0], x[1]));
+            let (c, d) = (add(x[2], x[3]), rot(x[2], x[3], neg));
+            [add(a, c), add(b, d), sub(a, c), sub(b, d)]
+        }
+    }
+
+    /// z w_4, where w_4 = ±2^48 (`neg`: minus).
+    #[inline(always)]
+    unsafe fn times_w4(z: __m512i, neg: bool) -> __m512i {
+        times_2_48(if neg { sub(_mm512_setzero_si512(), z) } else { z })
+    }
+
+    /// The DIT half-block-2 layer of eight 8-point transforms in lanes:
+    /// pairs (y_i, y_i+2) of each half, twiddles 1 and w_4.
+    #[inline(always)]
+    unsafe fn half_block_2(y: &mut [__m512i; 8], neg: bool) {
+        let [x0, x1, x2, x3, x4, x5, x6, x7] = *y;
+        let (t3, t7) = (times_w4(x3, neg), times_w4(x7, neg));
+        *y = [add(x0, x2), add(x1, t3), sub(x0, x2), sub(x1, t3), add(x4, x6), add(x5, t7), sub(x4, x6), sub(x5, t7)];
+    }
+
+    /// The half-block-4 layer of eight 8-point transforms in lanes: pairs
+    /// (y_i, y_i+4) with twiddles 1, w_8, w_4 and w_8^3.
+    #[inline(always)]
+    unsafe fn half_block_4(y: &mut [__m512i; 8], w8: __m512i, w8_3: __m512i, dif: bool, neg: bool) {
+        let [x0, x1, x2, x3, z0, z1, z2, z3] = *y;
+        *y = if dif {
+            let (d1, d3) = (sub(x1, z1), sub(x3, z3));
+            [
+                add(x0, z0),
+                add(x1, z1),
+                add(x2, z2),
+                add(x3, z3),
+                sub(x0, z0),
+                mul(d1, w8),
+                rot(x2, z2, neg),
+                mul(d3, w8_3),
+            ]
+        } else {
+            let (t1, t2, t3) = (mul(z1, w8), times_w4(z2, neg), mul(z3, w8_3));
+            [add(x0, z0), add(x1, t1), add(x2, t2), add(x3, t3), sub(x0, z0), sub(x1, t1), sub(x2, t2), sub(x3, t3)]
+        };
+    }
+
+    /// The layers below half-block 8 that `small_layers` asks for, when
+    /// they are all three (DIF, or DIT from half-block 1) or DIT from
+    /// half-block 2, over every 64 elements of `a` (leading multiple of
+    /// 64; returns the count done, 0 for other layer sets): eight
+    /// 8-element blocks transposed so that lane k holds block k, the
+    /// layers run lane-wise with one twiddle per vector (1, w_8, w_4 =
+    /// ±2^48, w_8^3; half-blocks 1 and 2 together as one radix-4 step with
+    /// no multiplication), then transposed back.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn eight_point(a: &mut [F], tw: &[F], from: u32, dif: bool, neg: bool) -> usize {
+        let takes = if dif { from == 3 } else { from <= 1 };
+        if !takes {
+            return 0;
+        }
+        let n = a.len() & !63;
+        let (w8, w8_3) = (splat(tw[5].value()), splat(tw[7].value()));
+        let mut i = 0;
+        while i < n {
+            let mut y = [_mm512_setzero_si512(); 8];
+            for (k, v) in y.iter_mut().enumerate() {
+                *v = load(a, i + 8 * k);
+            }
+            transpose8(&mut y);
+            if dif {
+                half_block_4(&mut y, w8, w8_3, true, neg);
+            }
+            if from == 1 {
+                half_block_2(&mut y, neg);
+            } else {
+                let (l, h) =
+                    (quad_unit([y[0], y[1], y[2], y[3]], dif, neg), quad_unit([y[4], y[5], y[6], y[7]], dif, neg));
+                y = [l[0], l[1], l[2], l[3], h[0], h[1], h[2], h[3]];
+            }
+            if !dif {
+                half_block_4(&mut y, w8, w8_3, false, neg);
+            }
+            transpose8(&mut y);
+            for (k, &v) in y.iter().enumerate() {
+                store(a, i + 8 * k, v);
+            }
+            i += 64;
+        }
+        n
+    }
+
     /// The layers with half-blocks below 8, in registers, over every 16
     /// elements of `a` (leading multiple of 16; returns the count done):
     /// DIF layers 2^(top-1) down to 1, or DIT layers 2^bottom up to 4
     /// (`from` is top for DIF, bottom for DIT; `tw` is the twiddle table).
+    /// `eight_point` takes the leading multiple of 64 where it can.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn small_layers(a: &mut [F], tw: &[F], from: u32, dif: bool) -> usize {
+        let done = eight_point(a, tw, from, dif, tw[3].value() != 1 << 48);
+        let a = &mut a[done..];
         let n = a.len() & !15;
         let w: [__m512i; 3] = std::array::from_fn(|s| {
             let h = 1usize << s;
@@ -385,7 +526,7 @@ mod avx512 {
             store(a, i + 8, v[1]);
             i += 16;
         }
-        n
+        done + n
     }
 
     /// out[i] = vals[i / b] for b in 2, 4: each output vector is the
