@@ -5,7 +5,8 @@
 # carried (gzipped) in .gpu-run; .gpu-run/commit names the builds (old:
 # bec1e5b, as session-s31.sh and cpu-host.sh describe; new: this session's
 # HEAD, kiln-new with `--features cuda`).
-# Phases, in this order in one call (`all`), or one by name:
+# Phases, one by name, or all in one call (`all`: gpu, cpu's lde, cli,
+# then the rest of cpu):
 #   gpu  session-s31.sh gpu: vs_cpu, declines (the refused pin), the
 #        conformance transfers group (BackendBase::pin), prove_air from a
 #        pageable and from a pinned trace, both hashes;
@@ -54,8 +55,10 @@ gpu) OUT=$OUT bash docs/gpu/session-s31.sh gpu ;;
 cli) cli ;;
 cpu) for p in lde prove kiln; do OUT=$OUT bash docs/gpu/cpu-host.sh $p; done ;;
 all)
+    # Most wanted first: a call cut short still returns what ran.
     OUT=$OUT bash docs/gpu/session-s31.sh gpu
+    OUT=$OUT bash docs/gpu/cpu-host.sh lde
     cli
-    for p in lde prove kiln; do OUT=$OUT bash docs/gpu/cpu-host.sh $p; done
+    for p in prove kiln; do OUT=$OUT bash docs/gpu/cpu-host.sh $p; done
     ;;
 esac
