@@ -9,7 +9,9 @@
 //! in `CHUNK` elements run chunk by chunk, so the small-stride layers of a
 //! large column stay in cache; the large-stride layers run up to `FUSE` at
 //! a time over L1-sized tiles (`fused_layers`), in parallel across tiles,
-//! reading their twiddles from tables laid out in the tiles' order.
+//! reading their twiddles from tables laid out in the tiles' order. The
+//! layers with half-blocks below 8 run in registers, as 8-point transforms
+//! across lanes where they can (`simd::small_layers`).
 
 use backend_api::field::{F, P};
 use rayon::prelude::*;
