@@ -6,25 +6,27 @@
 //! Forward and inverse transforms share two kernels: decimation in
 //! frequency (natural input, bit-reversed output) and decimation in time
 //! (bit-reversed input, natural output). Layers whose butterfly blocks fit
-//! in `CHUNK` elements run chunk by chunk, so the small-stride layers of a
-//! large column stay in cache; the large-stride layers run up to `FUSE` at
-//! a time over L1-sized tiles (`fused_layers`), in parallel across tiles,
-//! reading their twiddles from tables laid out in the tiles' order. The
-//! layers with half-blocks below 8 run in registers, as 8-point transforms
-//! across lanes where they can (`simd::small_layers`).
+//! in a chunk (`chunk_size`) run chunk by chunk, so the small-stride
+//! layers of a large column stay in cache; the large-stride layers run up
+//! to `FUSE` at a time over L1-sized tiles (`fused_layers`), in parallel
+//! across tiles, reading their twiddles from tables laid out in the tiles'
+//! order. The layers with half-blocks below 8 run in registers, as 8-point
+//! transforms across lanes where they can (`simd::small_layers`).
 
 use backend_api::field::{F, P};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Elements per cache-resident chunk (32 KiB).
+/// Elements per cache-resident chunk (32 KiB), or up to MAX_CHUNK where
+/// that saves a fused pass (`chunk_size`).
 const CHUNK: usize = 1 << 12;
+const MAX_CHUNK: usize = 1 << 15;
 /// Columns at least this long use threads inside the transform.
 pub(crate) const PAR_MIN: usize = 1 << 14;
 
 /// The twiddles of both directions, built on first use: those of the
-/// layers that run inside a chunk (half-blocks up to CHUNK / 2) in one
+/// layers that run inside a chunk (half-blocks up to MAX_CHUNK / 2) in one
 /// table whose entry `h + k` is w_(2h)^k for k < h; and each fused pass's,
 /// in the order its tiles read them (see `pass_table`).
 #[derive(Default)]
@@ -50,15 +52,17 @@ pub(crate) struct Tables<'a> {
 impl std::ops::Deref for Tables<'_> {
     type Target = [F];
     fn deref(&self) -> &[F] {
-        self.owner.layers[self.inverse as usize].get_or_init(|| build_twiddles(CHUNK.trailing_zeros(), self.inverse))
+        self.owner.layers[self.inverse as usize]
+            .get_or_init(|| build_twiddles(MAX_CHUNK.trailing_zeros(), self.inverse))
     }
 }
 
 impl Tables<'_> {
     /// The radix-4 steps' third twiddles: entry `h + k` is w_(4h)^(3k) for
-    /// k < h, h up to CHUNK / 4 (see `layer_pair`).
+    /// k < h, h up to MAX_CHUNK / 4 (see `layer_pair`).
     fn cubes(&self) -> &[F] {
-        self.owner.cubes[self.inverse as usize].get_or_init(|| build_cubes(CHUNK.trailing_zeros() - 1, self.inverse))
+        self.owner.cubes[self.inverse as usize]
+            .get_or_init(|| build_cubes(MAX_CHUNK.trailing_zeros() - 1, self.inverse))
     }
 
     /// Whether this direction's fourth root of unity w_4 is -2^48 (it is
@@ -397,9 +401,10 @@ fn fused_layers(a: &mut [F], src: Option<&[F]>, h_low: usize, r: u32, tw: &Table
 /// with no pass to run, `src` is copied); returns the half-block left for
 /// the chunks.
 fn fused_down(a: &mut [F], mut src: Option<&[F]>, mut h: usize, tw: &Tables, par: bool) -> usize {
-    while 2 * h > CHUNK {
-        // Layers h down to CHUNK, up to FUSE of them per pass.
-        let r = FUSE.min((2 * h / CHUNK).trailing_zeros());
+    let chunk = chunk_size(a.len());
+    while 2 * h > chunk {
+        // Layers h down to the chunk's, up to FUSE of them per pass.
+        let r = FUSE.min((2 * h / chunk).trailing_zeros());
         let h_low = h >> (r - 1);
         fused_layers(a, src.take(), h_low, r, tw, true, par);
         h = h_low / 2;
@@ -408,6 +413,19 @@ fn fused_down(a: &mut [F], mut src: Option<&[F]>, mut h: usize, tw: &Tables, par
         a.copy_from_slice(src);
     }
     h
+}
+
+/// Elements per chunk for a column of n: the smallest power of two from
+/// CHUNK to MAX_CHUNK (still in L2) that leaves the fewest fused passes
+/// above it. Each pass reads and writes the whole column, which bounds the
+/// large transforms on hosts whose threads share too little memory
+/// bandwidth; a pass for one lone layer is the worst of them.
+fn chunk_size(n: usize) -> usize {
+    let log_n = n.max(1).trailing_zeros();
+    let passes = |c: u32| log_n.saturating_sub(c).div_ceil(FUSE);
+    let logs = CHUNK.trailing_zeros()..=MAX_CHUNK.trailing_zeros();
+    let best = logs.min_by_key(|&c| (passes(c), c)).expect("a chunk size");
+    (1usize << best).min(n)
 }
 
 /// Fused DIT passes from half-block h up to the top of `a`.
@@ -426,7 +444,7 @@ fn layer_pair(c: &mut [F], h: usize, tw: &Tables, dif: bool) -> bool {
     crate::simd::layer_pair(c, h, pows, dif, tw.root4_negative())
 }
 
-/// The DIF layers h down to 1 over one chunk (at most CHUNK elements).
+/// The DIF layers h down to 1 over one chunk (at most MAX_CHUNK elements).
 fn chunk_dif(c: &mut [F], h: usize, tw: &Tables, simd: bool) {
     let mut hh = h;
     // Two layers a pass (2hh', hh') while both have half-blocks of 8 or more.
@@ -497,7 +515,7 @@ pub(crate) fn dit_spread(a: &mut [F], b: usize, scale: Option<&[F]>, tw: &Tables
     if n == 0 {
         return;
     }
-    let size = CHUNK.min(n);
+    let size = chunk_size(n);
     let simd = crate::simd::available();
     let base = SharedMut(a.as_mut_ptr());
     let chunk = |q: usize| {
@@ -662,7 +680,7 @@ pub(crate) fn bitrev_coeffs_to_evals(dst: &mut [F], n: usize, scale: Option<&[F]
 /// # Safety
 /// `ptr` is valid for reads and writes up to start + size, and no other
 /// thread touches the chunk or its values meanwhile; b divides start and
-/// size is at most CHUNK.
+/// size is at most MAX_CHUNK.
 unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: Option<&[F]>) {
     let (first, count) = (start / b, (size / b).max(1));
     if b == 1 {
@@ -672,9 +690,9 @@ unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: 
         }
         return;
     }
-    let mut space = std::mem::MaybeUninit::<[F; CHUNK / 2]>::uninit();
+    let mut space = std::mem::MaybeUninit::<[F; MAX_CHUNK / 2]>::uninit();
     let bp = space.as_mut_ptr().cast::<F>();
-    // count <= CHUNK / 2 (b >= 2); every value the slice covers is written
+    // count <= MAX_CHUNK / 2 (b >= 2); every value the slice covers is written
     // by the copy before the slice is made.
     std::ptr::copy_nonoverlapping(ptr.add(first), bp, count);
     let vals = std::slice::from_raw_parts_mut(bp, count);
@@ -986,10 +1004,21 @@ mod tests {
     }
 
     #[test]
+    fn no_fused_pass_runs_one_layer_alone() {
+        for log_n in 0..=28u32 {
+            let chunk = chunk_size(1 << log_n);
+            assert!(chunk.is_power_of_two() && chunk <= MAX_CHUNK.min(1 << log_n));
+            let above = log_n - chunk.trailing_zeros();
+            assert_ne!(above % FUSE, 1, "2^{log_n} in chunks of {chunk}");
+        }
+    }
+
+    #[test]
     fn long_columns_round_trip_through_every_pass() {
         // Large enough for the fused tile passes, the threaded paths and
-        // the register layers together.
-        for log_n in [14u32, 17, 19, 21] {
+        // the register layers together; 2^13 and 2^18 run in chunks of
+        // MAX_CHUNK.
+        for log_n in [13u32, 14, 17, 18, 19, 21] {
             let n = 1usize << log_n;
             let a = column(n, 99 + log_n as u64);
             let tw = Twiddles::default();
