@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Elements per cache-resident chunk (32 KiB), or up to MAX_CHUNK where
 /// that saves a fused pass (`chunk_size`).
 const CHUNK: usize = 1 << 12;
-const MAX_CHUNK: usize = 1 << 15;
+const MAX_CHUNK: usize = 1 << 16;
 /// Columns at least this long use threads inside the transform.
 pub(crate) const PAR_MIN: usize = 1 << 14;
 
@@ -416,10 +416,10 @@ fn fused_down(a: &mut [F], mut src: Option<&[F]>, mut h: usize, tw: &Tables, par
 }
 
 /// Elements per chunk for a column of n: the smallest power of two from
-/// CHUNK to MAX_CHUNK (still in L2) that leaves the fewest fused passes
-/// above it. Each pass reads and writes the whole column, which bounds the
-/// large transforms on hosts whose threads share too little memory
-/// bandwidth; a pass for one lone layer is the worst of them.
+/// CHUNK to MAX_CHUNK (512 KiB, still in L2) that leaves the fewest fused
+/// passes above it. Each pass reads and writes the whole column, which
+/// bounds the large transforms on hosts whose threads share too little
+/// memory bandwidth; a pass for one lone layer is the worst of them.
 fn chunk_size(n: usize) -> usize {
     let log_n = n.max(1).trailing_zeros();
     let passes = |c: u32| log_n.saturating_sub(c).div_ceil(FUSE);
@@ -1016,9 +1016,9 @@ mod tests {
     #[test]
     fn long_columns_round_trip_through_every_pass() {
         // Large enough for the fused tile passes, the threaded paths and
-        // the register layers together; 2^13 and 2^18 run in chunks of
-        // MAX_CHUNK.
-        for log_n in [13u32, 14, 17, 18, 19, 21] {
+        // the register layers together; 2^13, 2^16, 2^18 and 2^21 run in
+        // chunks larger than CHUNK.
+        for log_n in [13u32, 14, 16, 17, 18, 19, 21] {
             let n = 1usize << log_n;
             let a = column(n, 99 + log_n as u64);
             let tw = Twiddles::default();
