@@ -690,19 +690,16 @@ unsafe fn spread_chunk(ptr: *mut F, start: usize, size: usize, b: usize, scale: 
         }
         return;
     }
-    let mut space = std::mem::MaybeUninit::<[F; MAX_CHUNK / 2]>::uninit();
-    let bp = space.as_mut_ptr().cast::<F>();
-    // count <= MAX_CHUNK / 2 (b >= 2); every value the slice covers is written
-    // by the copy before the slice is made.
-    std::ptr::copy_nonoverlapping(ptr.add(first), bp, count);
-    let vals = std::slice::from_raw_parts_mut(bp, count);
+    // A copy, since the values may lie inside the chunk being written; on
+    // the heap, as a chunk's half (up to 256 KiB) is too large a frame.
+    let mut vals = std::slice::from_raw_parts(ptr.add(first), count).to_vec();
     if let Some(s) = scale {
-        crate::simd::mul_by(vals, &s[first..first + count]);
+        crate::simd::mul_by(&mut vals, &s[first..first + count]);
     }
     let c = std::slice::from_raw_parts_mut(ptr.add(start), size);
     if b > size {
         c.fill(vals[0]);
-    } else if !crate::simd::repeat(c, vals, b) {
+    } else if !crate::simd::repeat(c, &vals, b) {
         c.chunks_mut(b).zip(vals.iter()).for_each(|(o, &v)| o.fill(v));
     }
 }
