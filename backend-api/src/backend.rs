@@ -333,9 +333,28 @@ pub trait NttOps: BackendBase {
     fn coset_rows(&self, ctx: &Ctx, coeffs: &Self::Matrix, shift: F, positions: &[usize]) -> Result<Vec<Vec<F>>>;
 }
 
-/// Merkle trees whose leaves are matrix rows.
-pub trait MerkleOps: BackendBase {
+/// Merkle trees whose leaves are matrix rows (on top of the transforms:
+/// `upload_commit` extends a host matrix and commits the extension).
+pub trait MerkleOps: NttOps {
     fn commit(&self, ctx: &Ctx, m: &Self::Matrix, hash: HashKind) -> Result<Self::Tree>;
+    /// `upload_coset_lde` and the `commit` of the extension in one call:
+    /// the matrix uploaded, its extension and the extension's tree. A
+    /// device backend may hash the leaves while later columns are still in
+    /// transfer (a row's leaf absorbs its columns in order, a block of
+    /// them at a time). By default, one after the other.
+    fn upload_commit(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+        hash: HashKind,
+    ) -> Result<(Self::Matrix, Self::Matrix, Self::Tree)> {
+        crate::validate::upload_commit(evals, log_blowup, shift)?;
+        let (m, lde) = self.upload_coset_lde(ctx, evals, log_blowup, shift)?;
+        let tree = self.commit(ctx, &lde, hash)?;
+        Ok((m, lde, tree))
+    }
     /// Opens `rows` of `m` (committed as `tree`), in the order given.
     fn open(&self, ctx: &Ctx, m: &Self::Matrix, tree: &Self::Tree, rows: &[usize]) -> Result<Vec<RowOpening>>;
     /// The leaf digest of every row of `m`, on the host: the first level

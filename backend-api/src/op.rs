@@ -38,6 +38,7 @@ pub enum Op<'a, M, T> {
     InttInPlace(M),
     CosetLde { m: M, log_blowup: u32, shift: F },
     UploadCosetLde { m: Cow<'a, ColMatrix>, log_blowup: u32, shift: F },
+    UploadCommit { m: Cow<'a, ColMatrix>, log_blowup: u32, shift: F, hash: HashKind },
     CosetNtt { m: M, log_blowup: u32, shift: F },
     FoldCoeffs { m: M, log_fold: u32, c: F },
     CosetRows { m: M, shift: F, positions: Cow<'a, [usize]> },
@@ -106,6 +107,8 @@ pub enum Out<M, T> {
     LogUp(M, Ext),
     /// upload_coset_lde: the matrix uploaded and its extension.
     Extended(M, M),
+    /// upload_commit: the matrix uploaded, its extension and its tree.
+    Committed(M, M, T),
     /// evaluate_at.
     Values(Vec<Vec<Ext>>),
     /// grind.
@@ -232,6 +235,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::Intt(_) | Op::InttInPlace(_) => Stage::InverseNtt,
             Op::CosetLde { .. }
             | Op::UploadCosetLde { .. }
+            | Op::UploadCommit { .. }
             | Op::CosetNtt { .. }
             | Op::FoldCoeffs { .. }
             | Op::CosetRows { .. }
@@ -259,6 +263,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::InttInPlace(_) => "intt_in_place",
             Op::CosetLde { .. } => "coset_lde",
             Op::UploadCosetLde { .. } => "upload_coset_lde",
+            Op::UploadCommit { .. } => "upload_commit",
             Op::CosetNtt { .. } => "coset_ntt",
             Op::FoldCoeffs { .. } => "fold_coeffs",
             Op::CosetRows { .. } => "coset_rows",
@@ -283,7 +288,7 @@ impl<'a, M, T> Op<'a, M, T> {
     /// Every input matrix, in argument order.
     pub fn matrices(&self) -> Vec<&M> {
         match self {
-            Op::Upload(_) | Op::UploadCosetLde { .. } | Op::Grind { .. } => vec![],
+            Op::Upload(_) | Op::UploadCosetLde { .. } | Op::UploadCommit { .. } | Op::Grind { .. } => vec![],
             Op::Download(m) | Op::Ntt(m) | Op::Intt(m) | Op::InttInPlace(m) => vec![m],
             Op::Reshape { m, .. }
             | Op::CosetLde { m, .. }
@@ -339,6 +344,9 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m: fm(m)?, log_blowup: *log_blowup, shift: *shift },
             Op::UploadCosetLde { m, log_blowup, shift } => {
                 Op::UploadCosetLde { m: Cow::Borrowed(&**m), log_blowup: *log_blowup, shift: *shift }
+            }
+            Op::UploadCommit { m, log_blowup, shift, hash } => {
+                Op::UploadCommit { m: Cow::Borrowed(&**m), log_blowup: *log_blowup, shift: *shift, hash: *hash }
             }
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m: fm(m)?, log_fold: *log_fold, c: *c },
             Op::CosetRows { m, shift, positions } => {
@@ -435,6 +443,7 @@ impl<'a, M, T> Op<'a, M, T> {
             Op::CosetLde { m, log_blowup, shift } => Op::CosetLde { m, log_blowup, shift },
             Op::CosetNtt { m, log_blowup, shift } => Op::CosetNtt { m, log_blowup, shift },
             Op::UploadCosetLde { m, log_blowup, shift } => Op::UploadCosetLde { m: own(m), log_blowup, shift },
+            Op::UploadCommit { m, log_blowup, shift, hash } => Op::UploadCommit { m: own(m), log_blowup, shift, hash },
             Op::FoldCoeffs { m, log_fold, c } => Op::FoldCoeffs { m, log_fold, c },
             Op::CosetRows { m, shift, positions } => Op::CosetRows { m, shift, positions: own(positions) },
             Op::StrideRows { m, first, log_stride } => Op::StrideRows { m, first, log_stride },
@@ -512,6 +521,10 @@ impl<M, T> Op<'_, M, T> {
                 let (m, lde) = b.upload_coset_lde(ctx, m, *log_blowup, *shift)?;
                 Out::Extended(m, lde)
             }
+            Op::UploadCommit { m, log_blowup, shift, hash } => {
+                let (m, lde, tree) = b.upload_commit(ctx, m, *log_blowup, *shift, *hash)?;
+                Out::Committed(m, lde, tree)
+            }
             Op::FoldCoeffs { m, log_fold, c } => Out::Matrix(b.fold_coeffs(ctx, m.borrow(), *log_fold, *c)?),
             Op::CosetRows { m, shift, positions } => Out::Rows(b.coset_rows(ctx, m.borrow(), *shift, positions)?),
             Op::StrideRows { m, first, log_stride } => {
@@ -565,6 +578,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 validate::coset_lde(m, *log_blowup, *shift).map(drop)
             }
             Op::UploadCosetLde { m, log_blowup, shift } => validate::coset_lde(&**m, *log_blowup, *shift).map(drop),
+            Op::UploadCommit { m, log_blowup, shift, .. } => {
+                validate::upload_commit(&**m, *log_blowup, *shift).map(drop)
+            }
             Op::FoldCoeffs { m, log_fold, .. } => validate::fold_coeffs(m, *log_fold),
             Op::CosetRows { m, shift, positions } => validate::coset_rows(m, *shift, positions),
             Op::StrideRows { m, log_stride, .. } => validate::stride_rows(m, *log_stride),
@@ -609,6 +625,11 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
             Op::UploadCosetLde { m, log_blowup, .. } => {
                 let (h, w) = (m.height() as u64, m.width() as u64);
                 matrix_bytes(h, w) + 2 * matrix_bytes(h << (*log_blowup).min(16), w)
+            }
+            Op::UploadCommit { m, log_blowup, .. } => {
+                let (h, w) = (m.height() as u64, m.width() as u64);
+                let big = h << (*log_blowup).min(16);
+                matrix_bytes(h, w) + 2 * matrix_bytes(big, w) + tree_bytes(big)
             }
             Op::FoldCoeffs { m, log_fold, .. } => {
                 inputs + matrix_bytes((m.height() >> (*log_fold).min(63)) as u64, m.width() as u64)
@@ -660,7 +681,9 @@ impl<M: DeviceMatrix, T: DeviceTree> Op<'_, M, T> {
                 TableDims::matrix(log(rows), 0, pieces.first().map_or(0, |p| p.width()))
             }
             Op::CosetLde { m, log_blowup, .. } | Op::CosetNtt { m, log_blowup, .. } => one(m, *log_blowup),
-            Op::UploadCosetLde { m, log_blowup, .. } => TableDims::matrix(log(m.height()), *log_blowup, m.width()),
+            Op::UploadCosetLde { m, log_blowup, .. } | Op::UploadCommit { m, log_blowup, .. } => {
+                TableDims::matrix(log(m.height()), *log_blowup, m.width())
+            }
             Op::Commit { m, .. } | Op::Open { m, .. } | Op::LeafDigests { m, .. } | Op::Rows { m, .. } => one(m, 0),
             Op::EvaluateAt { m, domain, .. } => TableDims::matrix(domain.log_size, 0, m.width()),
             Op::EvaluateCoeffs { m, .. } => one(m, 0),
@@ -727,6 +750,7 @@ impl<M, T> Out<M, T> {
             Out::Rows(_) => "rows",
             Out::LogUp(..) => "an auxiliary trace",
             Out::Extended(..) => "a matrix and its extension",
+            Out::Committed(..) => "a matrix, its extension and its tree",
             Out::Values(_) => "values",
             Out::Nonce(_) => "a nonce",
         }
@@ -756,6 +780,7 @@ impl<M, T> Out<M, T> {
             Out::Rows(r) => Out::Rows(r),
             Out::LogUp(m, s) => Out::LogUp(fm(m)?, s),
             Out::Extended(m, lde) => Out::Extended(fm(m)?, fm(lde)?),
+            Out::Committed(m, lde, t) => Out::Committed(fm(m)?, fm(lde)?, ft(t)?),
             Out::Values(v) => Out::Values(v),
             Out::Nonce(n) => Out::Nonce(n),
         })

@@ -104,6 +104,16 @@ pub fn commit<M: DeviceMatrix>(m: &M) -> Result<u32> {
     two_adic_height(Stage::MerkleCommit, m.height())
 }
 
+/// An upload extended and committed: a matrix `coset_lde` accepts, with
+/// columns to commit.
+pub fn upload_commit<M: DeviceMatrix>(m: &M, log_blowup: u32, shift: F) -> Result<u32> {
+    let log_n = coset_lde(m, log_blowup, shift)?;
+    if m.width() == 0 {
+        return Err(err(Stage::MerkleCommit, "matrix has no columns".into()));
+    }
+    Ok(log_n)
+}
+
 /// Leaf digests: the rows of a matrix `commit` accepts.
 pub fn leaf_digests<M: DeviceMatrix>(m: &M) -> Result<()> {
     commit(m).map(drop)

@@ -198,6 +198,21 @@ impl<H: OpHook> NttOps for H {
 }
 
 impl<H: OpHook> MerkleOps for H {
+    fn upload_commit(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+        hash: HashKind,
+    ) -> Result<(H::Matrix, H::Matrix, H::Tree)> {
+        let op = Op::UploadCommit { m: Cow::Borrowed(evals), log_blowup, shift, hash };
+        let stage = op.stage();
+        match self.run(ctx, op)? {
+            Out::Committed(m, lde, tree) => Ok((m, lde, tree)),
+            other => Err(other.wrong(stage, ctx, "a matrix, its extension and its tree")),
+        }
+    }
     fn commit(&self, ctx: &Ctx, m: &H::Matrix, hash: HashKind) -> Result<H::Tree> {
         let op = Op::Commit { m, hash };
         let stage = op.stage();

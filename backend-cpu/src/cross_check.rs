@@ -137,6 +137,15 @@ impl<A: Backend, B: Backend> CrossCheck<A, B> {
                 self.compare(stage, ctx, &lde)?;
                 Ok(Out::Extended(m, lde))
             }
+            (Out::Committed(left, left_lde, lt), Out::Committed(right, right_lde, rt)) => {
+                let (m, lde) = (Pair { left, right }, Pair { left: left_lde, right: right_lde });
+                self.compare(Stage::Upload, ctx, &m)?;
+                self.compare(stage, ctx, &lde)?;
+                if lt.root() != rt.root() {
+                    return Err(mismatch(Stage::MerkleCommit, ctx, 0, 0, hex(lt.root()), hex(rt.root())));
+                }
+                Ok(Out::Committed(m, lde, Pair { left: lt, right: rt }))
+            }
             (Out::Host(l), Out::Host(r)) => host_difference(stage, ctx, &l, &r).map(|_| Out::Host(l)),
             (Out::Tree(left), Out::Tree(right)) => {
                 if left.root() != right.root() {

@@ -357,20 +357,47 @@ impl<B: Backend> Resilient<B> {
     /// The upload and its extension in one device call (the device may
     /// overlap them), with drain and retry. Declined for good, the
     /// reference extends and both matrices are uploaded.
-    fn upload_coset_lde(&self, ctx: &Ctx, m: &ColMatrix, log_blowup: u32, shift: F) -> Result<Out<RM<B>, RT<B>>> {
-        let host = CpuMatrix::from_host(m);
+    fn upload_coset_lde(&self, ctx: &Ctx, m: &ColMatrix, log_blowup: u32, shift: F) -> Result<(RM<B>, RM<B>)> {
         let both = self.attempt(Stage::CosetLde, ctx, || self.device.upload_coset_lde(ctx, m, log_blowup, shift))?;
         let Some((dev, lde)) = both else {
-            let lde = self.reference.coset_lde(ctx, &host, log_blowup, shift)?;
+            let lde = self.reference.coset_lde(ctx, &CpuMatrix::from_host(m), log_blowup, shift)?;
             let dev = self.attempt(Stage::Upload, ctx, || self.device.upload(ctx, &lde.to_host()))?;
             let (h, w) = (lde.height(), lde.width());
             let lde = RMatrix::make(dev, h, w, OnceLock::from(lde), Recipe::Host);
-            return Ok(Out::Extended(self.upload(ctx, m)?, lde));
+            return Ok((self.upload(ctx, m)?, lde));
         };
+        Ok(Self::extended(m, dev, lde, log_blowup, shift))
+    }
+
+    /// [`Self::upload_coset_lde`] and the commit in one device call. Declined
+    /// for good, the two one after the other, each recovered on its own.
+    fn upload_commit(
+        &self,
+        ctx: &Ctx,
+        m: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+        hash: HashKind,
+    ) -> Result<Out<RM<B>, RT<B>>> {
+        let all = self.attempt(Stage::CosetLde, ctx, || self.device.upload_commit(ctx, m, log_blowup, shift, hash))?;
+        let Some((dev, lde, tree)) = all else {
+            let (trace, lde) = self.upload_coset_lde(ctx, m, log_blowup, shift)?;
+            let tree = MerkleOps::commit(self, ctx, &lde, hash)?;
+            return Ok(Out::Committed(trace, lde, tree));
+        };
+        let (trace, lde) = Self::extended(m, dev, lde, log_blowup, shift);
+        let tree = RTree { leaves: tree.leaves(), hash: tree.hash(), dev: Some(tree), host: OnceLock::new() };
+        Ok(Out::Committed(trace, lde, tree))
+    }
+
+    /// A host matrix uploaded as `dev` and its extension made on the device
+    /// as `lde`: the trace keeps its host copy, the extension its recipe.
+    fn extended(m: &ColMatrix, dev: B::Matrix, lde: B::Matrix, log_blowup: u32, shift: F) -> (RM<B>, RM<B>) {
+        let host = CpuMatrix::from_host(m);
         let trace = RMatrix::make(Some(dev), m.height(), m.width(), OnceLock::from(host), Recipe::Host);
         let recipe = Recipe::Op(Box::new(Op::CosetLde { m: trace.0.lineage.clone(), log_blowup, shift }));
         let (h, w) = (lde.height(), lde.width());
-        Ok(Out::Extended(trace, RMatrix::make(Some(lde), h, w, OnceLock::new(), recipe)))
+        (trace, RMatrix::make(Some(lde), h, w, OnceLock::new(), recipe))
     }
 
     /// Runs `op` on the device when every input is there, with drain and
@@ -434,7 +461,11 @@ impl<B: Backend> OpHook for Resilient<B> {
         op.validate()?;
         match &op {
             Op::Upload(m) => Ok(Out::Matrix(self.upload(ctx, m)?)),
-            Op::UploadCosetLde { m, log_blowup, shift } => self.upload_coset_lde(ctx, m, *log_blowup, *shift),
+            Op::UploadCosetLde { m, log_blowup, shift } => {
+                let (trace, lde) = self.upload_coset_lde(ctx, m, *log_blowup, *shift)?;
+                Ok(Out::Extended(trace, lde))
+            }
+            Op::UploadCommit { m, log_blowup, shift, hash } => self.upload_commit(ctx, m, *log_blowup, *shift, *hash),
             Op::Download(m) => Ok(Out::Host(self.host_ref(ctx, m)?.to_host())),
             _ => match self.on_device(ctx, &op)? {
                 Some(out) => Ok(out),

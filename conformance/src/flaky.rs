@@ -86,7 +86,7 @@ impl<B: Backend> Wrapper for Flaky<B> {
             Op::Upload(_) => self.decline(FaultSite::TransferToDevice, stage, ctx, bytes)?,
             Op::Download(_) => self.decline(FaultSite::TransferToHost, stage, ctx, bytes)?,
             Op::Reshape { .. } => {}
-            Op::UploadCosetLde { .. } => {
+            Op::UploadCosetLde { .. } | Op::UploadCommit { .. } => {
                 self.decline(FaultSite::Admission, stage, ctx, bytes)?;
                 self.decline(FaultSite::Alloc(stage), stage, ctx, bytes)?;
                 self.decline(FaultSite::TransferToDevice, stage, ctx, bytes)?;

@@ -179,7 +179,10 @@ pub fn run_group<B: Backend>(backend: &B, config: &SuiteConfig, group: Group) ->
         Group::Transfers => c.transfers(),
         Group::Ntt => c.ntt(),
         Group::Lde => c.lde(),
-        Group::Merkle => c.merkle(),
+        Group::Merkle => {
+            c.merkle();
+            c.upload_commit_blocks();
+        }
         Group::LogUp => c.logup(),
         Group::Compose => c.compose(),
         Group::Quotient => c.quotient(),

@@ -105,8 +105,7 @@ fn a_counting_wrapper_is_one_hook_and_changes_no_byte() {
     let want = stark::prove(&CpuBackend::new(), &machine, TwoTables::traces(5, 3), &[], &options).unwrap().to_bytes();
     assert!(got == want, "the wrapper changed the proof");
     let calls = counting.calls.lock().unwrap();
-    for op in
-        ["upload_coset_lde", "coset_lde", "commit", "logup_aux", "compose", "split_quotient", "evaluate_at", "open"]
+    for op in ["upload_commit", "coset_lde", "commit", "logup_aux", "compose", "split_quotient", "evaluate_at", "open"]
     {
         assert!(calls.get(op).copied().unwrap_or(0) > 0, "{op} never reached the hook: {calls:?}");
     }

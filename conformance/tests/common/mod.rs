@@ -59,6 +59,7 @@ impl Wrapper for Corrupting {
             Out::Matrix(m) if computed => Out::Matrix(self.touch(stage, ctx, Ok(m))?),
             Out::LogUp(m, sum) => Out::LogUp(self.touch(stage, ctx, Ok(m))?, sum),
             Out::Extended(m, lde) => Out::Extended(m, self.touch(stage, ctx, Ok(lde))?),
+            Out::Committed(m, lde, t) => Out::Committed(m, self.touch(stage, ctx, Ok(lde))?, t),
             // Leaf digests by row; gathered rows by (row asked, column).
             Out::Digests(mut d) if self.hits(stage, ctx) && self.row < d.len() => {
                 d[self.row][0] ^= 1;

@@ -53,7 +53,12 @@ impl<B: Backend> Committed<B> {
     /// Commits a matrix already on its evaluation domain.
     pub fn rows(backend: &B, ctx: &Ctx, lde: B::Matrix, hash: HashKind) -> Result<Committed<B>> {
         let tree = backend.commit(ctx, &lde, hash)?;
-        Ok(Committed { store: Store::Kept { lde, tree } })
+        Ok(Committed::kept(lde, tree))
+    }
+
+    /// A kept matrix and the tree the backend built of it.
+    pub fn kept(lde: B::Matrix, tree: B::Tree) -> Committed<B> {
+        Committed { store: Store::Kept { lde, tree } }
     }
 
     /// [`Committed::extend`] spilled: `evals` on the host, extended in

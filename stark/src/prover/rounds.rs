@@ -78,8 +78,8 @@ impl<B: Backend> Prover<'_, B> {
             let shape = &self.shapes[t];
             let (trace, main) = self.clock.time("main commit", &shape.name, || -> Result<_, BackendError> {
                 // Kept or recomputed, the host trace goes once uploaded
-                // (kept, in the same call as its extension, which a device
-                // overlaps with the transfer); spilled, it stays on the
+                // (kept, in the same call as its extension and commitment,
+                // which a device overlaps with the transfer); spilled, it stays on the
                 // host and the LDE is made from it in column blocks.
                 if let Some(s) = self.spiller_for(t) {
                     let main = Committed::extend_spilled(&s, ctx, &host, o.log_blowup, shape.shift, o.hash)?;
@@ -90,9 +90,9 @@ impl<B: Backend> Prover<'_, B> {
                     drop(host);
                     return self.extend(ctx, t, dev, self.main_hold(t));
                 }
-                let (dev, lde) = b.upload_coset_lde(ctx, &host, o.log_blowup, shape.shift)?;
+                let (dev, lde, tree) = b.upload_commit(ctx, &host, o.log_blowup, shape.shift, o.hash)?;
                 drop(host);
-                Ok((Held::Kept(Arc::new(dev)), Committed::rows(b, ctx, lde, o.hash)?))
+                Ok((Held::Kept(Arc::new(dev)), Committed::kept(lde, tree)))
             })?;
             let fixed = match self.tables[t].fixed_trace() {
                 Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
