@@ -67,6 +67,80 @@ extern "C" __global__ void blake3_leaves(const u64* __restrict__ m, u64 height, 
     for (int i = 0; i < 4; i++) o[i] = (u64)result[2 * i] | ((u64)result[2 * i + 1] << 32);
 }
 
+// Leaves hashed a block at a time, while the matrix is still being made
+// (its columns arrive in order): blake3_leaf_blocks advances every row over
+// its blocks [b0, b1) (block b holds elements 8b..8b+7), keeping chunk c's
+// chaining value of row r in state[4 (c height + r)..]. A row of one chunk
+// ends with its digest there; blake3_leaf_merge joins the chunks of longer
+// rows. Together they give blake3_leaves's digests.
+extern "C" __global__ void blake3_leaf_blocks(const u64* __restrict__ m, u64 height, u64 width, u64 b0, u64 b1,
+                                              u64* state) {
+    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= height) return;
+    const u32 blocks = (width + 7) / 8;
+    const u32 n_chunks = (width + 127) / 128;
+    u32 cv[8];
+    for (u32 b = b0; b < b1; b++) {
+        const u32 ci = b / 16, bi = b % 16;
+        const u32 chunk_blocks = min(16u, blocks - ci * 16);
+        u64* slot = state + 4 * ((u64)ci * height + row);
+        if (bi == 0) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) cv[i] = B3_IV[i];
+        } else if (b == b0) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                cv[2 * i] = (u32)slot[i];
+                cv[2 * i + 1] = (u32)(slot[i] >> 32);
+            }
+        }
+        u32 w[16];
+        const u32 len = b3_load_block(m, height, width, row, b * 8, w);
+        const bool end = bi + 1 == chunk_blocks;
+        const u32 flags = (bi == 0 ? B3_CHUNK_START : 0u) | (end ? B3_CHUNK_END : 0u) | (end && n_chunks == 1 ? B3_ROOT : 0u);
+        b3_compress(cv, w, ci, len, flags, cv);
+        if (end || b + 1 == b1) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) slot[i] = (u64)cv[2 * i] | ((u64)cv[2 * i + 1] << 32);
+        }
+    }
+}
+
+extern "C" __global__ void blake3_leaf_merge(const u64* __restrict__ state, u64 height, u64 width, u64* out) {
+    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= height) return;
+    const u32 n_chunks = (width + 127) / 128;
+    u32 stack[B3_MAX_STACK][8];
+    u32 depth = 0;
+    u32 cv[8];
+    for (u32 ci = 0; ci < n_chunks; ci++) {
+        const u64* slot = state + 4 * ((u64)ci * height + row);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            cv[2 * i] = (u32)slot[i];
+            cv[2 * i + 1] = (u32)(slot[i] >> 32);
+        }
+        if (ci + 1 < n_chunks) {
+            u64 total = ci + 1;
+            while ((total & 1) == 0) {
+                depth--;
+                b3_parent(stack[depth], cv, 0u, cv);
+                total >>= 1;
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) stack[depth][i] = cv[i];
+            depth++;
+        }
+    }
+    while (depth > 0) {
+        depth--;
+        b3_parent(stack[depth], cv, depth == 0 ? B3_ROOT : 0u, cv);
+    }
+    u64* o = out + row * 4;
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = (u64)cv[2 * i] | ((u64)cv[2 * i + 1] << 32);
+}
+
 // The parent of the two digests at p, into o.
 __device__ __forceinline__ void blake3_node(const u64* p, u64* o) {
     u32 w[16];

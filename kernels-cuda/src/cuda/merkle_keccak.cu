@@ -29,6 +29,47 @@ extern "C" __global__ void keccak_leaves(const u64* __restrict__ m, u64 height, 
     for (int i = 0; i < 4; i++) o[i] = st[i];
 }
 
+// Leaves hashed a block at a time, while the matrix is still being made
+// (its columns arrive in order): every row absorbs its blocks [b0, b1),
+// block b < width / 17 being elements 17b..17b+16 (one rate) and block
+// width / 17 the rest with the padding. Between calls a row's state is
+// state[i height + row], i < 25; the call that absorbs the last block
+// writes the digest to out instead. Together they give keccak_leaves's
+// digests.
+extern "C" __global__ void keccak_leaf_blocks(const u64* __restrict__ m, u64 height, u64 width, u64 b0, u64 b1,
+                                              u64* state, u64* out) {
+    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= height) return;
+    const u64 last = width / 17;
+    u64 st[25];
+#pragma unroll
+    for (int i = 0; i < 25; i++) st[i] = b0 == 0 ? 0 : state[(u64)i * height + row];
+    for (u64 b = b0; b < b1; b++) {
+        const u64 col = b * 17;
+        if (b < last) {
+#pragma unroll
+            for (int t = 0; t < 17; t++) st[t] ^= m[(col + t) * height + row];
+        } else {
+            const u32 rem = width - col;
+#pragma unroll
+            for (u32 t = 0; t < 17; t++) {
+                if (t < rem) st[t] ^= m[(col + t) * height + row];
+                if (t == rem) st[t] ^= 1ull;
+            }
+            st[16] ^= 0x8000000000000000ull;
+        }
+        keccak_f(st);
+    }
+    if (b1 == last + 1) {
+        u64* o = out + row * 4;
+#pragma unroll
+        for (int i = 0; i < 4; i++) o[i] = st[i];
+    } else {
+#pragma unroll
+        for (int i = 0; i < 25; i++) state[(u64)i * height + row] = st[i];
+    }
+}
+
 // The parent of the two digests at p, into o.
 __device__ __forceinline__ void keccak_node(const u64* p, u64* o) {
     u64 st[25];
