@@ -79,6 +79,13 @@ pub struct CudaConfig {
     /// Pinned staging sets (2 x 16 MiB each) for large transfers; a
     /// transfer that finds none free copies from pageable memory.
     pub staging_sets: usize,
+    /// `upload_commit` hashes each row's leaf a block of columns at a time
+    /// as the runs of an overlapped upload are extended, so only the inner
+    /// levels of the tree follow the last run (rows' leaf states held on
+    /// the device meanwhile: 32 bytes a row and chunk with BLAKE3, 200 with
+    /// Keccak-256). Off: the extension is committed once complete. Off by
+    /// default until timed on a GPU against the committed-after order.
+    pub leaves_under_upload: bool,
 }
 
 impl Default for CudaConfig {
@@ -92,6 +99,7 @@ impl Default for CudaConfig {
             streams: 8,
             debug_races: false,
             staging_sets: 4,
+            leaves_under_upload: false,
         }
     }
 }
@@ -119,7 +127,8 @@ impl CudaConfig {
     /// (0 or 1), `KILN_CUDA_LDE_SKIP` (0 or 1), `KILN_CUDA_UPLOAD_RUNS`
     /// (1..=64), `KILN_CUDA_COMPOSE`
     /// (`generated` or `interpret`), `KILN_CUDA_STREAMS` (1..=64),
-    /// `KILN_CUDA_DEBUG_RACES` (0 or 1). An unusable value is an error
+    /// `KILN_CUDA_DEBUG_RACES` (0 or 1), `KILN_CUDA_LEAVES_UNDER_UPLOAD` (0
+    /// or 1). An unusable value is an error
     /// naming the variable, not a silent default.
     pub fn from_env() -> Result<CudaConfig, ConfigError> {
         CudaConfig::from_vars(|k| std::env::var(k).ok())
@@ -163,6 +172,9 @@ impl CudaConfig {
         if let Some(kv) = get("KILN_CUDA_DEBUG_RACES") {
             c.debug_races = flag(kv)?;
         }
+        if let Some(kv) = get("KILN_CUDA_LEAVES_UNDER_UPLOAD") {
+            c.leaves_under_upload = flag(kv)?;
+        }
         if let Some((k, v)) = get("KILN_CUDA_COMPOSE") {
             c.compose = match v.as_str() {
                 "generated" => ComposeKernel::Generated,
@@ -196,9 +208,10 @@ mod tests {
             ("KILN_CUDA_COMPOSE", "interpret"),
             ("KILN_CUDA_STREAMS", "3"),
             ("KILN_CUDA_DEBUG_RACES", "1"),
+            ("KILN_CUDA_LEAVES_UNDER_UPLOAD", "1"),
         ]))
         .unwrap();
-        assert_eq!((c.streams, c.debug_races), (3, true));
+        assert_eq!((c.streams, c.debug_races, c.leaves_under_upload), (3, true, true));
         assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_STREAMS", "0")])).is_err());
         assert_eq!(
             c.ntt,
@@ -217,6 +230,7 @@ mod tests {
         assert!(e.to_string().contains("power of two"), "{e}");
         assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_COMPOSE", "fast")])).is_err());
         assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_LDE_SKIP", "yes")])).is_err());
+        assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_LEAVES_UNDER_UPLOAD", "on")])).is_err());
         // Empty means unset.
         assert_eq!(CudaConfig::from_vars(vars(&[("KILN_CUDA_NTT_RADIX", " ")])), Ok(CudaConfig::default()));
     }

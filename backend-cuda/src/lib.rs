@@ -157,6 +157,8 @@ pub struct CudaBackend {
     skip_zero_levels: bool,
     /// Runs of an overlapped upload and LDE (see [`NttTuning`]).
     upload_runs: usize,
+    /// Leaves hashed as an upload's runs are extended (see [`CudaConfig`]).
+    leaves_under_upload: bool,
     compose: ComposeKernel,
 }
 
@@ -179,7 +181,8 @@ impl CudaBackend {
         let dev = Device::new(ordinal, &config)?;
         let (skip_zero_levels, compose) = (config.ntt.lde_skip_zero_levels, config.compose);
         let upload_runs = config.ntt.upload_runs.max(1) as usize;
-        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, upload_runs, compose })
+        let leaves_under_upload = config.leaves_under_upload;
+        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, upload_runs, leaves_under_upload, compose })
     }
 
     /// Compiles and loads, in parallel, the kernels generated for these

@@ -2,7 +2,8 @@
 
 use crate::stream::Scope;
 use crate::{digest_bytes, level_offsets, CudaBackend, CudaMatrix, CudaTree, DevBuf};
-use backend_api::{validate, Ctx, Digest, HashKind, MerkleOps, Result, RowOpening, Stage, F};
+use backend_api::memory::{stage_alloc, stage_bytes, tree_bytes};
+use backend_api::{validate, ColMatrix, Ctx, Digest, HashKind, MerkleOps, NttOps, Result, RowOpening, Stage, F};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -12,38 +13,51 @@ impl MerkleOps for CudaBackend {
         validate::commit(m)?;
         let _permit = self.admit(stage, ctx, Self::dims(m.height.trailing_zeros(), 0, m.width))?;
         let mut s = self.scope(stage, ctx)?;
-        let n = m.height;
-        let dev = self.dev.clone();
-        let digests = s.alloc((2 * n - 1) * 4)?;
-        let (node_k, top_k) = match hash {
-            HashKind::Blake3 => ("blake3_nodes", "blake3_top"),
-            HashKind::Keccak256 => ("keccak_nodes", "keccak_top"),
-        };
-        let threads = 128;
+        let digests = s.alloc((2 * m.height - 1) * 4)?;
         Self::hash_leaves(&mut s, m, hash, &digests)?;
-        let offs = level_offsets(n);
-        let mut count = n / 2;
-        for l in 1..offs.len() {
-            if count <= threads as usize {
-                // This level and every one above it in one block.
-                let args = [digests.ptr, offs[l - 1] as u64, 2 * count as u64];
-                s.launch(dev.func(top_k), (1, 1, 1), threads, 0, &args, &[&digests])?;
-                break;
-            }
-            let src = digests.at(4 * offs[l - 1]);
-            let dst = digests.at(4 * offs[l]);
-            let grid = Self::grid(count as u64, threads);
-            s.launch(dev.func(node_k), grid, threads, 0, &[src, dst, count as u64], &[&digests])?;
-            count /= 2;
+        Self::tree_over_leaves(&mut s, digests, m.height, hash)
+    }
+
+    fn upload_commit(
+        &self,
+        ctx: &Ctx,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+        hash: HashKind,
+    ) -> Result<(CudaMatrix, CudaMatrix, CudaTree)> {
+        if !self.leaves_under_upload {
+            let (m, lde) = self.upload_coset_lde(ctx, evals, log_blowup, shift)?;
+            let tree = self.commit(ctx, &lde, hash)?;
+            return Ok((m, lde, tree));
         }
-        // The root reaches the host when the transcript asks for it; with
-        // every pinned slot in flight, now.
-        let root_at = 4 * (2 * n - 2);
-        let (root, pending) = match s.root_copy(&digests, root_at)? {
-            Some(p) => (OnceLock::new(), Some(p)),
-            None => (OnceLock::from(digest_bytes(&Self::download_u64(&mut s, &digests, root_at, 4)?)), None),
+        let stage = Stage::CosetLde;
+        let log_n = validate::upload_commit(evals, log_blowup, shift)?;
+        let (big, w) = (evals.height() << log_blowup, evals.width());
+        let leaves = LeafBlocks::new(hash, w);
+        // The extension, its tree and the rows' leaf states at once.
+        let d = Self::dims(log_n, log_blowup, w);
+        let extra = tree_bytes(big as u64) + leaves.state_bytes(big);
+        let _permit =
+            self.admit_with(stage, ctx, stage_alloc(stage, &d).scratch + extra, stage_bytes(stage, &d) + extra)?;
+        let mut s = self.scope(stage, ctx)?;
+        let digests = s.alloc((2 * big - 1) * 4)?;
+        let state = match leaves.state_bytes(big) {
+            0 => digests.clone(),
+            bytes => s.alloc(bytes as usize / 8)?,
         };
-        Ok(CudaTree { digests, root, pending: Mutex::new(pending), leaves: n, hash })
+        let mut hashed = 0;
+        let (m, lde) = self.upload_extend(&mut s, evals, log_blowup, shift, |s, lde, columns| {
+            let ready = leaves.ready(columns);
+            if ready > hashed {
+                leaves.absorb(s, lde, big, (hashed, ready), &state, &digests)?;
+                hashed = ready;
+            }
+            Ok(())
+        })?;
+        leaves.finish(&mut s, big, &state, &digests)?;
+        let tree = Self::tree_over_leaves(&mut s, digests, big, hash)?;
+        Ok((m, lde, tree))
     }
 
     fn leaf_digests(&self, ctx: &Ctx, m: &CudaMatrix, hash: HashKind) -> Result<Vec<Digest>> {
@@ -104,6 +118,40 @@ impl MerkleOps for CudaBackend {
 }
 
 impl CudaBackend {
+    /// The levels above the `n` leaf digests at the start of `digests`
+    /// (room for the whole tree), up to the root.
+    fn tree_over_leaves(s: &mut Scope, digests: Arc<DevBuf>, n: usize, hash: HashKind) -> Result<CudaTree> {
+        let dev = s.dev.clone();
+        let (node_k, top_k) = match hash {
+            HashKind::Blake3 => ("blake3_nodes", "blake3_top"),
+            HashKind::Keccak256 => ("keccak_nodes", "keccak_top"),
+        };
+        let threads = 128;
+        let offs = level_offsets(n);
+        let mut count = n / 2;
+        for l in 1..offs.len() {
+            if count <= threads as usize {
+                // This level and every one above it in one block.
+                let args = [digests.ptr, offs[l - 1] as u64, 2 * count as u64];
+                s.launch(dev.func(top_k), (1, 1, 1), threads, 0, &args, &[&digests])?;
+                break;
+            }
+            let src = digests.at(4 * offs[l - 1]);
+            let dst = digests.at(4 * offs[l]);
+            let grid = Self::grid(count as u64, threads);
+            s.launch(dev.func(node_k), grid, threads, 0, &[src, dst, count as u64], &[&digests])?;
+            count /= 2;
+        }
+        // The root reaches the host when the transcript asks for it; with
+        // every pinned slot in flight, now.
+        let root_at = 4 * (2 * n - 2);
+        let (root, pending) = match s.root_copy(&digests, root_at)? {
+            Some(p) => (OnceLock::new(), Some(p)),
+            None => (OnceLock::from(digest_bytes(&Self::download_u64(s, &digests, root_at, 4)?)), None),
+        };
+        Ok(CudaTree { digests, root, pending: Mutex::new(pending), leaves: n, hash })
+    }
+
     /// The digest of every row of `m` into the first `4 * height` words of `out`.
     fn hash_leaves(s: &mut Scope, m: &CudaMatrix, hash: HashKind, out: &Arc<DevBuf>) -> Result<()> {
         let kernel = match hash {
@@ -113,5 +161,94 @@ impl CudaBackend {
         let (threads, dev) = (128, s.dev.clone());
         let args = [m.buf.ptr, m.height as u64, m.width as u64, out.ptr];
         s.launch(dev.func(kernel), Self::grid(m.height as u64, threads), threads, 0, &args, &[&m.buf, out])
+    }
+}
+
+/// Rows' leaves hashed a block of columns at a time, as the columns are
+/// made (`blake3_leaf_blocks`, `keccak_leaf_blocks`): the digests equal
+/// `hash_leaves`'s.
+struct LeafBlocks {
+    hash: HashKind,
+    width: usize,
+}
+
+impl LeafBlocks {
+    fn new(hash: HashKind, width: usize) -> LeafBlocks {
+        LeafBlocks { hash, width }
+    }
+
+    /// Elements a block absorbs: BLAKE3's 64-byte block, Keccak-256's rate.
+    fn block(&self) -> usize {
+        match self.hash {
+            HashKind::Blake3 => 8,
+            HashKind::Keccak256 => 17,
+        }
+    }
+
+    /// Blocks of a row; Keccak's last holds the padding, after 0 to 16
+    /// elements.
+    fn blocks(&self) -> usize {
+        match self.hash {
+            HashKind::Blake3 => self.width.div_ceil(8),
+            HashKind::Keccak256 => self.width / 17 + 1,
+        }
+    }
+
+    /// Blocks whose elements all lie in the first `columns` columns.
+    fn ready(&self, columns: usize) -> usize {
+        match columns >= self.width {
+            true => self.blocks(),
+            false => columns / self.block(),
+        }
+    }
+
+    /// Device bytes the rows' states take between blocks, besides their
+    /// digests (where a row of one BLAKE3 chunk keeps its chaining value).
+    fn state_bytes(&self, rows: usize) -> u64 {
+        let chunks = self.width.div_ceil(128) as u64;
+        match self.hash {
+            HashKind::Blake3 if chunks == 1 => 0,
+            HashKind::Blake3 => 32 * chunks * rows as u64,
+            HashKind::Keccak256 => 200 * rows as u64,
+        }
+    }
+
+    /// Every row of `lde` (`rows` of them) absorbs blocks [b0, b1).
+    fn absorb(
+        &self,
+        s: &mut Scope,
+        lde: &Arc<DevBuf>,
+        rows: usize,
+        (b0, b1): (usize, usize),
+        state: &Arc<DevBuf>,
+        digests: &Arc<DevBuf>,
+    ) -> Result<()> {
+        let (threads, dev) = (128, s.dev.clone());
+        let grid = CudaBackend::grid(rows as u64, threads);
+        let args = [lde.ptr, rows as u64, self.width as u64, b0 as u64, b1 as u64, state.ptr, digests.ptr];
+        match self.hash {
+            HashKind::Blake3 => s.launch(dev.func("blake3_leaf_blocks"), grid, threads, 0, &args[..6], &[lde, state]),
+            HashKind::Keccak256 => {
+                s.launch(dev.func("keccak_leaf_blocks"), grid, threads, 0, &args, &[lde, state, digests])
+            }
+        }
+    }
+
+    /// Once every block is absorbed: rows of several BLAKE3 chunks join
+    /// their chunks' chaining values into their digests.
+    fn finish(&self, s: &mut Scope, rows: usize, state: &Arc<DevBuf>, digests: &Arc<DevBuf>) -> Result<()> {
+        if self.hash != HashKind::Blake3 || self.width <= 128 {
+            return Ok(());
+        }
+        let (threads, dev) = (128, s.dev.clone());
+        let args = [state.ptr, rows as u64, self.width as u64, digests.ptr];
+        s.launch(
+            dev.func("blake3_leaf_merge"),
+            CudaBackend::grid(rows as u64, threads),
+            threads,
+            0,
+            &args,
+            &[state, digests],
+        )
     }
 }

@@ -85,20 +85,9 @@ impl NttOps for CudaBackend {
     ) -> Result<(CudaMatrix, CudaMatrix)> {
         let stage = Stage::CosetLde;
         let log_n = validate::coset_lde(evals, log_blowup, shift)?;
-        let (n, w) = (evals.height(), evals.width());
-        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, w))?;
+        let _permit = self.admit(stage, ctx, Self::dims(log_n, log_blowup, evals.width()))?;
         let mut s = self.scope(stage, ctx)?;
-        let tw = self.twiddles(&mut s, log_n + log_blowup)?;
-        let trace = s.alloc(n * w)?;
-        let lde = Lde::new(&mut s, log_n, log_blowup, w, shift)?;
-        let out = s.alloc((n << log_blowup) * w)?;
-        // About `upload_runs` runs, each at most 64 MiB.
-        let run_columns = ((n * w / self.upload_runs).min(OVERLAP_RUN_ELEMS) / n).max(1);
-        let data: &[u64] = bytemuck::cast_slice(evals.data());
-        s.htod_overlapped(data, &trace, run_columns * n, |s, first, len| {
-            self.lde_columns(s, &tw, &lde, &trace, &out, first / n, len / n)
-        })?;
-        Ok((Self::matrix(trace, n, w), Self::matrix(out, n << log_blowup, w)))
+        self.upload_extend(&mut s, evals, log_blowup, shift, |_, _, _| Ok(()))
     }
 
     fn coset_ntt(&self, ctx: &Ctx, coeffs: &CudaMatrix, log_blowup: u32, shift: F) -> Result<CudaMatrix> {
@@ -191,6 +180,33 @@ impl Lde {
 }
 
 impl CudaBackend {
+    /// Uploads `evals` and extends it on `s`, a run of columns at a time as
+    /// each lands; `after_run(s, lde, columns)` once the extension of the
+    /// first `columns` columns is queued. Returns the upload and its LDE.
+    pub(crate) fn upload_extend(
+        &self,
+        s: &mut Scope,
+        evals: &ColMatrix,
+        log_blowup: u32,
+        shift: F,
+        mut after_run: impl FnMut(&mut Scope, &Arc<DevBuf>, usize) -> Result<()>,
+    ) -> Result<(CudaMatrix, CudaMatrix)> {
+        let (n, w) = (evals.height(), evals.width());
+        let log_n = n.trailing_zeros();
+        let tw = self.twiddles(s, log_n + log_blowup)?;
+        let trace = s.alloc(n * w)?;
+        let lde = Lde::new(s, log_n, log_blowup, w, shift)?;
+        let out = s.alloc((n << log_blowup) * w)?;
+        // About `upload_runs` runs, each at most 64 MiB.
+        let run_columns = ((n * w / self.upload_runs).min(OVERLAP_RUN_ELEMS) / n).max(1);
+        let data: &[u64] = bytemuck::cast_slice(evals.data());
+        s.htod_overlapped(data, &trace, run_columns * n, |s, first, len| {
+            self.lde_columns(s, &tw, &lde, &trace, &out, first / n, len / n)?;
+            after_run(s, &out, (first + len) / n)
+        })?;
+        Ok((Self::matrix(trace, n, w), Self::matrix(out, n << log_blowup, w)))
+    }
+
     /// Columns [c0, c0 + cols) of `evals` extended into the same columns
     /// of `out`: the inverse transform to bit-reversed coefficients
     /// (unscaled), then the forward one.

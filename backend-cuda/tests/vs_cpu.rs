@@ -164,6 +164,39 @@ fn upload_coset_lde_matches() {
     }
 }
 
+/// `upload_commit` in both orders (the extension committed once complete,
+/// and its leaves hashed run by run under the upload): the trace, the
+/// extension and the root against the reference's, at the prover's shape
+/// (2^20 x 64 at blowup 4), at widths that end a leaf inside, at and past
+/// a hash block, past a BLAKE3 chunk, and with one run.
+#[test]
+fn upload_commit_matches_in_both_orders() {
+    let Some(gpu) = gpu() else { return };
+    let config = backend_cuda::CudaConfig { leaves_under_upload: true, ..backend_cuda::CudaConfig::default() };
+    let under = CudaBackend::with_config(0, config).expect("a second backend on the device");
+    let mut r = rng(14);
+    let big = [(20, 64), (18, 130)].into_iter().filter(|&(l, _)| l <= max_log());
+    for (log, w) in [(0, 1), (9, 37), (12, 17), (13, 35), (14, 8), (16, 129)].into_iter().chain(big) {
+        let log_blowup = 2;
+        let cpu = fresh_cpu();
+        let m = random_matrix(&mut r, w, 1 << log);
+        let shift = nz(&mut r);
+        let c = cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+        let want = cpu.download(&ctx(), &c).unwrap();
+        for hash in HashKind::ALL {
+            let root = cpu.commit(&ctx(), &c, hash).unwrap().root();
+            for (order, b) in [("committed after", gpu), ("leaves under the upload", &under)] {
+                let what = format!("2^{log} x {w} blowup 2^{log_blowup} {hash}, {order}");
+                let (trace, lde, tree) = b.upload_commit(&ctx(), &m, log_blowup, shift, hash).unwrap();
+                same!(b.download(&ctx(), &trace).unwrap(), m.clone(), format!("uploaded {what}"));
+                same!(b.download(&ctx(), &lde).unwrap(), want.clone(), format!("extended {what}"));
+                assert_eq!(tree.root(), root, "root of {what}");
+                assert_eq!(tree.leaves(), 1 << (log + log_blowup), "leaves of {what}");
+            }
+        }
+    }
+}
+
 /// Uploads from a pinned trace go straight to the copy engine: the same
 /// shapes as above give the same trace and LDE, a clone shares the pin,
 /// a clone written after pinning (copied on write) uploads its own

@@ -1,8 +1,10 @@
 //! The main round's parts on the CUDA backend, each alone and together,
 //! for a random 2^LOG x WIDTH trace: the upload, the coset LDE of a trace
 //! already on the device, the two overlapped (`upload_coset_lde`), the
-//! Merkle commitment of the LDE, and the whole round (overlapped upload
-//! and LDE, then the commitment). Wall time until the last result is read
+//! Merkle commitment of the LDE, and the whole round: overlapped upload
+//! and LDE, then the commitment; and as one `upload_commit`, the extension
+//! committed once complete and with its leaves hashed under the upload
+//! (`CudaConfig::leaves_under_upload`, a second backend on the device). Wall time until the last result is read
 //! back, median and best of REPEATS after a warm-up. What the round costs
 //! beyond the slowest of its parts is what overlapping them leaves on the
 //! table. Then the cost of pinning the trace's buffer
@@ -42,6 +44,12 @@ fn run() -> Result<(), String> {
     }
     let config = backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string())?;
     let b = CudaBackend::with_config(0, config).map_err(|e| format!("no usable CUDA device: {e}"))?;
+    let orders = [false, true].map(|under| {
+        let config = backend_cuda::CudaConfig { leaves_under_upload: under, ..config };
+        CudaBackend::with_config(0, config).map_err(|e| format!("a second backend: {e}"))
+    });
+    let [after, under] = orders;
+    let (after, under) = (after?, under?);
     let ctx = Ctx::table("main_round");
     let host = random_matrix(log_n, width, 11);
     let e = |e: backend_api::BackendError| e.to_string();
@@ -54,7 +62,13 @@ fn run() -> Result<(), String> {
         let t0 = Instant::now();
         f().map(|()| t0.elapsed())
     };
-    let parts: [(&str, Box<Part>); 5] = [
+    let round = |b: &CudaBackend| -> Result<(), String> {
+        match b.upload_commit(&ctx, &host, log_blowup, GENERATOR, hash).map_err(e)?.2.root() == root {
+            true => Ok(()),
+            false => Err("upload_commit's root differs from the parts'".into()),
+        }
+    };
+    let parts: [(&str, Box<Part>); 7] = [
         ("upload", Box::new(|| timed(&|| settled(&b.upload(&ctx, &host).map_err(e)?)))),
         (
             "coset LDE of the uploaded trace",
@@ -77,6 +91,8 @@ fn run() -> Result<(), String> {
                 })
             }),
         ),
+        ("upload_commit, committed after", Box::new(|| timed(&|| round(&after)))),
+        ("upload_commit, leaves under upload", Box::new(|| timed(&|| round(&under)))),
     ];
     let mib = (host.height() * width * 8) >> 20;
     println!("2^{log_n} x {width} ({mib} MiB), blowup 2^{log_blowup}, {hash:?}, {repeats} repeats after a warm-up");
