@@ -12,8 +12,8 @@ git rev-parse --short HEAD > "$B/commit"
 cargo build --release -p vm --features cuda,wgpu
 cargo build --release -p backend-cuda --example cuda_bench
 cargo build --release -p benches --features cuda,wgpu --example prove_vm --example compose_kernels --example gpu_stages \
-    --example prove_share --example model_check --example residency
-cp target/release/kiln target/release/examples/{cuda_bench,prove_vm,compose_kernels,gpu_stages,prove_share,model_check,residency} "$B/"
+    --example prove_share --example model_check --example residency --example main_round --example prove_air
+cp target/release/kiln target/release/examples/{cuda_bench,prove_vm,compose_kernels,gpu_stages,prove_share,model_check,residency,main_round,prove_air} "$B/"
 # Test binaries: `name path` for every test target the cargo call builds.
 tests() {
     cargo test --release "$@" --no-run --message-format=json 2>/dev/null | python3 -c '

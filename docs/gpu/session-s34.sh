@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The GPU call session 34 prepared and could not make (no machine was
+# lent): upload_commit with its leaves hashed under the upload
+# (KILN_CUDA_LEAVES_UNDER_UPLOAD=1) checked and timed against the
+# extension committed once complete, and the CPU chunk-size question left
+# by session 33. Binaries built on the development machine and carried
+# (gzipped or not) in .gpu-run:
+#   vs_cpu, conformance_cuda  the test binaries of
+#       `cargo test --release -p backend-cuda --test vs_cpu --no-run` and
+#       `cargo test --release -p conformance --features cuda --test cuda --no-run`
+#       (docs/gpu/build.sh shows how to find them);
+#   main_round, prove_air     `cargo build --release -p benches --features cuda
+#       --example main_round --example prove_air`;
+#   vs_plonky3-next2, -next3  `vs_plonky3` built with
+#       RUSTFLAGS="-C target-cpu=x86-64-v4": MAX_CHUNK 2^15 (next2) and
+#       2^16 (next3, HEAD) in backend-cpu/src/ntt.rs.
+# Phases, one by name, or all in one call (most wanted first):
+#   check  vs_cpu (upload_commit_matches_in_both_orders among them); the
+#          conformance groups merkle, stark_proofs and vm_proofs with the
+#          leaves under the upload; one prove under the race detector;
+#   bench  main_round (both orders in one process) and prove_air from a
+#          pageable and a pinned trace, the order alternated, both hashes;
+#   cpu    cpu-host.sh lde with VERSIONS="next2 next3".
+# Run from the repository root: bash docs/gpu/session-s34.sh all. Logs in $OUT.
+set -uo pipefail
+B=.gpu-run
+OUT=${OUT:-/tmp/s34}
+mkdir -p "$OUT"
+export KILN_CACHE_DIR=/tmp/kiln-cache CUDA_CACHE_PATH=/tmp/nv-cache
+for z in $B/*.gz; do [ -e "$z" ] && gunzip -f "$z" && chmod +x "${z%.gz}"; done
+check() {
+    local L="$OUT/check.log"
+    echo "== $(cat $B/commit 2>/dev/null); $(nvidia-smi -L | head -1)" | tee -a "$L"
+    $B/vs_cpu --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIPPED" | tee -a "$L"
+    for g in merkle stark_proofs vm_proofs; do
+        echo "== conformance $g, leaves under the upload" | tee -a "$L"
+        KILN_CUDA_LEAVES_UNDER_UPLOAD=1 $B/conformance_cuda $g --test-threads 1 2>&1 | grep -E "FAIL|test result|passed|failed" | tail -4 | tee -a "$L"
+    done
+    echo "== prove_air 18 64 4 keccak cuda 2, leaves under the upload, race detector on" | tee -a "$L"
+    KILN_CUDA_LEAVES_UNDER_UPLOAD=1 KILN_CUDA_DEBUG_RACES=1 $B/prove_air 18 64 4 keccak cuda 2 2>&1 | grep -E "prove:|verify|error" | tee -a "$L"
+}
+bench() {
+    local L="$OUT/bench.log"
+    for h in blake3 keccak; do
+        echo "== main_round 20 64 2 $h 9" | tee -a "$L"
+        $B/main_round 20 64 2 $h 9 2>&1 | tee -a "$L"
+    done
+    for round in 1 2; do for h in blake3 keccak; do for p in pageable pinned; do for under in 0 1; do
+        echo "== round $round: prove_air 20 64 4 $h cuda 6 $p, KILN_CUDA_LEAVES_UNDER_UPLOAD=$under" | tee -a "$L"
+        KILN_CUDA_LEAVES_UNDER_UPLOAD=$under $B/prove_air 20 64 4 $h cuda 6 $p 2>&1 \
+            | grep -E "main commit|rounds:|prove:|verify" | tee -a "$L"
+    done; done; done; done
+}
+case "$1" in
+check) check ;;
+bench) bench ;;
+cpu) VERSIONS="next2 next3" OUT=$OUT bash docs/gpu/cpu-host.sh lde ;;
+all)
+    check
+    bench
+    VERSIONS="next2 next3" OUT=$OUT bash docs/gpu/cpu-host.sh lde
+    ;;
+esac
