@@ -86,6 +86,10 @@ pub struct CudaConfig {
     /// Keccak-256). Off: the extension is committed once complete. Off by
     /// default until timed on a GPU against the committed-after order.
     pub leaves_under_upload: bool,
+    /// Time every operation's device work with two events on its stream
+    /// (see `CudaBackend::timeline`). Off by default: two more events an
+    /// operation.
+    pub timeline: bool,
 }
 
 impl Default for CudaConfig {
@@ -100,6 +104,7 @@ impl Default for CudaConfig {
             debug_races: false,
             staging_sets: 4,
             leaves_under_upload: false,
+            timeline: false,
         }
     }
 }
@@ -128,7 +133,7 @@ impl CudaConfig {
     /// (1..=64), `KILN_CUDA_COMPOSE`
     /// (`generated` or `interpret`), `KILN_CUDA_STREAMS` (1..=64),
     /// `KILN_CUDA_DEBUG_RACES` (0 or 1), `KILN_CUDA_LEAVES_UNDER_UPLOAD` (0
-    /// or 1). An unusable value is an error
+    /// or 1), `KILN_CUDA_TIMELINE` (0 or 1). An unusable value is an error
     /// naming the variable, not a silent default.
     pub fn from_env() -> Result<CudaConfig, ConfigError> {
         CudaConfig::from_vars(|k| std::env::var(k).ok())
@@ -175,6 +180,9 @@ impl CudaConfig {
         if let Some(kv) = get("KILN_CUDA_LEAVES_UNDER_UPLOAD") {
             c.leaves_under_upload = flag(kv)?;
         }
+        if let Some(kv) = get("KILN_CUDA_TIMELINE") {
+            c.timeline = flag(kv)?;
+        }
         if let Some((k, v)) = get("KILN_CUDA_COMPOSE") {
             c.compose = match v.as_str() {
                 "generated" => ComposeKernel::Generated,
@@ -209,9 +217,10 @@ mod tests {
             ("KILN_CUDA_STREAMS", "3"),
             ("KILN_CUDA_DEBUG_RACES", "1"),
             ("KILN_CUDA_LEAVES_UNDER_UPLOAD", "1"),
+            ("KILN_CUDA_TIMELINE", "1"),
         ]))
         .unwrap();
-        assert_eq!((c.streams, c.debug_races, c.leaves_under_upload), (3, true, true));
+        assert_eq!((c.streams, c.debug_races, c.leaves_under_upload, c.timeline), (3, true, true, true));
         assert!(CudaConfig::from_vars(vars(&[("KILN_CUDA_STREAMS", "0")])).is_err());
         assert_eq!(
             c.ntt,

@@ -6,6 +6,7 @@
 use crate::nvrtc::{self, Target};
 use crate::race::Race;
 use crate::stream::{RootSlots, StagingPool, Streams};
+use crate::timeline::Timeline;
 use crate::{ComposeKernel, CudaConfig};
 use backend_api::fault::{FaultInjector, FaultSite};
 use backend_api::gate::{Claim, Gate};
@@ -137,6 +138,8 @@ pub(crate) struct Device {
     live: AtomicU64,
     peak_live: AtomicU64,
     pub(crate) opened: OpenTimes,
+    /// Every operation's device time (`CudaConfig::timeline`).
+    pub(crate) timeline: Option<Timeline>,
 }
 
 /// Where opening a device went (`CudaBackend::open_times`).
@@ -207,6 +210,7 @@ impl Device {
             live: AtomicU64::new(0),
             peak_live: AtomicU64::new(0),
             opened,
+            timeline: config.timeline.then(Timeline::default),
         }))
     }
 

@@ -43,6 +43,7 @@ mod quotient;
 pub mod race;
 mod select;
 mod stream;
+mod timeline;
 mod transform;
 
 pub use backend_api::fault::FaultInjector;
@@ -50,6 +51,7 @@ pub use backend_api::gate::{GateStats, SAFETY_MARGIN_BYTES};
 pub use config::{ComposeKernel, ConfigError, CudaConfig, NttTuning};
 pub use device::{check_libraries, probe, DeviceInfo, OpenTimes};
 pub use select::{open_devices, DeviceSpec, SelectError};
+pub use timeline::{StageTime, TimelineReport};
 
 /// The composition kernels' CUDA sources for a constraint system, one per
 /// part of its constraints (what `compose` compiles and runs in order;
@@ -288,6 +290,15 @@ impl CudaBackend {
         end.synchronize().map_err(err)?;
         let ms = start.elapsed_ms(&end).map_err(err)?;
         Ok(Timed { value, ms })
+    }
+
+    /// With `CudaConfig::timeline`: waits for the device, then sums every
+    /// operation timed since the last call by stage (see
+    /// [`TimelineReport`]) and starts afresh. `None` without it.
+    pub fn timeline(&self) -> Result<Option<TimelineReport>> {
+        let Some(t) = &self.dev.timeline else { return Ok(None) };
+        self.synchronize()?;
+        t.report().map(Some).map_err(|e| self.dev.err(Stage::Download, &Ctx::table("timeline"), e))
     }
 
     /// The races the detector found (`CudaConfig::debug_races`; empty

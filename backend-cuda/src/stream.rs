@@ -25,6 +25,7 @@
 use crate::device::Device;
 use crate::host;
 use crate::race::{Detector, EventClock, Label, Race, StreamId};
+use crate::timeline::{self, Timeline};
 use backend_api::fault::FaultSite;
 use backend_api::host::parallel_copy;
 use backend_api::{BackendError, Ctx, Lane, Stage};
@@ -384,6 +385,8 @@ pub(crate) struct Scope<'a> {
     used: Vec<Arc<DevBuf>>,
     made: Vec<Arc<DevBuf>>,
     done: Option<Arc<Event>>,
+    /// The start of this operation on the device timeline, when kept.
+    timing: Option<timeline::Open>,
 }
 
 impl<'a> Scope<'a> {
@@ -393,7 +396,8 @@ impl<'a> Scope<'a> {
         dev.healthy(stage, ctx)?;
         dev.bind(stage, ctx)?;
         let stream = stream_for(ctx.lane, dev.streams.lanes());
-        Ok(Scope { dev, stage, ctx, stream, used: vec![], made: vec![], done: None })
+        let timing = dev.timeline.as_ref().and_then(|_| Timeline::begin(&dev.ctx, dev.streams.get(stream)));
+        Ok(Scope { dev, stage, ctx, stream, used: vec![], made: vec![], done: None, timing })
     }
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
@@ -874,6 +878,9 @@ impl Drop for Scope<'_> {
             if let Err(e) = self.finish_event() {
                 self.dev.poison(format!("recording the end of {} for table {}: {e}", self.stage, self.ctx.table));
             }
+        }
+        if let (Some(t), Some(open)) = (&self.dev.timeline, self.timing.take()) {
+            t.end(&self.dev.ctx, self.stream(), self.stage, open);
         }
     }
 }

@@ -5,7 +5,8 @@
 //! For peak memory, run it under `/usr/bin/time -v`. The CUDA backend
 //! takes its tuning from the `KILN_CUDA_*` variables; with `pinned` it
 //! proves from a trace pinned in place (`BackendBase::pin`, paid once
-//! before the proves), so the upload skips the staging copy.
+//! before the proves), so the upload skips the staging copy. With
+//! `KILN_CUDA_TIMELINE=1` one more prove follows, its device time by stage.
 //!
 //! cargo run --release -p benches [--features cuda] --example prove_air -- [LOG_ROWS] [COLUMNS] [BLOWUP] [blake3|keccak] [cpu|cuda] [REPEATS] [pageable|pinned]
 
@@ -90,7 +91,15 @@ fn run(a: &Args) -> Result<bool, String> {
             let ctx = backend_api::Ctx::table("trace");
             let pin = || backend_api::BackendBase::pin(&d, &ctx, &trace);
             let _pinned = a.pinned.then(pin).transpose().map_err(|e| e.to_string())?;
-            prove_on(&d, &air, &trace, &publics, &options, a.repeats)?
+            let proved = prove_on(&d, &air, &trace, &publics, &options, a.repeats)?;
+            if config.timeline {
+                // One more prove on its own timeline.
+                d.timeline().map_err(|e| e.to_string())?;
+                let (stats, _, _) = prove_on(&d, &air, &trace, &publics, &options, 1)?;
+                let report = d.timeline().map_err(|e| e.to_string())?.unwrap_or_default();
+                print_timeline(&report, ms(stats.total));
+            }
+            proved
         }
         other => return Err(format!("backend {other}: expected cpu, or cuda in a --features cuda build")),
     };
@@ -116,6 +125,19 @@ fn run(a: &Args) -> Result<bool, String> {
     println!("proof size: {} bytes", proof.to_bytes().len());
     println!("verify: {} ms ({})", ms(verify_time), if verified.is_ok() { "ok" } else { "FAILED" });
     Ok(verified.is_ok())
+}
+
+/// The device timeline of one prove (`KILN_CUDA_TIMELINE=1`).
+#[cfg(feature = "cuda")]
+fn print_timeline(t: &backend_cuda::TimelineReport, prove_ms: f64) {
+    println!(
+        "device timeline of one more prove ({prove_ms} ms): operations span {:.2} ms, the device busy {:.2} ms of it",
+        t.window_ms, t.busy_ms
+    );
+    for s in &t.stages {
+        let stage = s.stage.to_string();
+        println!("  {stage:<18} {:>4} ops, host {:>8.3} ms, device {:>8.3} ms", s.ops, s.host_ms, s.device_ms);
+    }
 }
 
 fn main() -> ExitCode {

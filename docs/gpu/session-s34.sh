@@ -18,7 +18,8 @@
 #   check  vs_cpu (upload_commit_matches_in_both_orders among them); the
 #          conformance groups merkle, stark_proofs and vm_proofs with the
 #          leaves under the upload; one prove under the race detector;
-#   bench  main_round (both orders in one process) and prove_air from a
+#   bench  prove_air's device timeline by stage (KILN_CUDA_TIMELINE=1),
+#          main_round (both orders in one process) and prove_air from a
 #          pageable and a pinned trace, the order alternated, both hashes;
 #   cpu    cpu-host.sh lde with VERSIONS="next2 next3".
 # Run from the repository root: bash docs/gpu/session-s34.sh all. Logs in $OUT.
@@ -41,6 +42,10 @@ check() {
 }
 bench() {
     local L="$OUT/bench.log"
+    for h in blake3 keccak; do
+        echo "== prove_air 20 64 4 $h cuda 3 pageable, KILN_CUDA_TIMELINE=1 (the device's time by stage)" | tee -a "$L"
+        KILN_CUDA_TIMELINE=1 $B/prove_air 20 64 4 $h cuda 3 2>&1 | grep -vE "^(cubic|trace generation|proof size)" | tee -a "$L"
+    done
     for h in blake3 keccak; do
         echo "== main_round 20 64 2 $h 9" | tee -a "$L"
         $B/main_round 20 64 2 $h 9 2>&1 | tee -a "$L"
