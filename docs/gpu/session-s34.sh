@@ -14,7 +14,7 @@
 #   vs_plonky3-next2, -next3  `vs_plonky3` built with
 #       RUSTFLAGS="-C target-cpu=x86-64-v4": MAX_CHUNK 2^15 (next2) and
 #       2^16 (next3, HEAD) in backend-cpu/src/ntt.rs.
-# Phases, one by name, or all in one call (most wanted first):
+# Phases, one by name, `gpu` (check then bench), or all (most wanted first):
 #   check  vs_cpu (upload_commit_matches_in_both_orders among them); the
 #          conformance groups merkle, stark_proofs and vm_proofs with the
 #          leaves under the upload; one prove under the race detector;
@@ -22,7 +22,9 @@
 #          main_round (both orders in one process) and prove_air from a
 #          pageable and a pinned trace, the order alternated, both hashes;
 #   cpu    cpu-host.sh lde with VERSIONS="next2 next3".
-# Run from the repository root: bash docs/gpu/session-s34.sh all. Logs in $OUT.
+# Run from the repository root: bash docs/gpu/session-s34.sh all, or, under
+# the 10-minute limit of one device call, `check; bench` in one call and
+# `cpu` in another. Logs in $OUT.
 set -uo pipefail
 B=.gpu-run
 OUT=${OUT:-/tmp/s34}
@@ -58,6 +60,7 @@ bench() {
 }
 case "$1" in
 check) check ;;
+gpu) check; bench ;;
 bench) bench ;;
 cpu) VERSIONS="next2 next3" OUT=$OUT bash docs/gpu/cpu-host.sh lde ;;
 all)
