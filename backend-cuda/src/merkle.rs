@@ -119,28 +119,34 @@ impl MerkleOps for CudaBackend {
 
 impl CudaBackend {
     /// The levels above the `n` leaf digests at the start of `digests`
-    /// (room for the whole tree), up to the root.
+    /// (room for the whole tree), up to the root: a launch a level while
+    /// levels are large, then subtrees of `SUBTREE_LEVELS` levels a block,
+    /// then the top in one block.
     fn tree_over_leaves(s: &mut Scope, digests: Arc<DevBuf>, n: usize, hash: HashKind) -> Result<CudaTree> {
         let dev = s.dev.clone();
-        let (node_k, top_k) = match hash {
-            HashKind::Blake3 => ("blake3_nodes", "blake3_top"),
-            HashKind::Keccak256 => ("keccak_nodes", "keccak_top"),
+        let (node_k, levels_k) = match hash {
+            HashKind::Blake3 => ("blake3_nodes", "blake3_levels"),
+            HashKind::Keccak256 => ("keccak_nodes", "keccak_levels"),
         };
         let threads = 128;
         let offs = level_offsets(n);
-        let mut count = n / 2;
-        for l in 1..offs.len() {
-            if count <= threads as usize {
-                // This level and every one above it in one block.
-                let args = [digests.ptr, offs[l - 1] as u64, 2 * count as u64];
-                s.launch(dev.func(top_k), (1, 1, 1), threads, 0, &args, &[&digests])?;
-                break;
+        let (mut l, mut count) = (0, n);
+        while count > 1 {
+            if count > SUBTREES_FROM {
+                let (src, dst, parents) = (digests.at(4 * offs[l]), digests.at(4 * offs[l + 1]), count / 2);
+                let grid = Self::grid(parents as u64, threads);
+                s.launch(dev.func(node_k), grid, threads, 0, &[src, dst, parents as u64], &[&digests])?;
+                (l, count) = (l + 1, parents);
+                continue;
             }
-            let src = digests.at(4 * offs[l - 1]);
-            let dst = digests.at(4 * offs[l]);
-            let grid = Self::grid(count as u64, threads);
-            s.launch(dev.func(node_k), grid, threads, 0, &[src, dst, count as u64], &[&digests])?;
-            count /= 2;
+            let levels = match count <= 2 * threads as usize {
+                true => count.trailing_zeros(),
+                false => SUBTREE_LEVELS,
+            };
+            let blocks = (count >> levels) as u32;
+            let args = [digests.ptr, offs[l] as u64, count as u64, levels as u64];
+            s.launch(dev.func(levels_k), (blocks, 1, 1), threads, 0, &args, &[&digests])?;
+            (l, count) = (l + levels as usize, count >> levels);
         }
         // The root reaches the host when the transcript asks for it; with
         // every pinned slot in flight, now.
@@ -163,6 +169,12 @@ impl CudaBackend {
         s.launch(dev.func(kernel), Self::grid(m.height as u64, threads), threads, 0, &args, &[&m.buf, out])
     }
 }
+
+/// Tree levels of at most this many digests are built a subtree a block
+/// (`*_levels`), SUBTREE_LEVELS levels a launch: each level above them is
+/// a few microseconds of hashing, less than a launch costs.
+const SUBTREES_FROM: usize = 1 << 16;
+const SUBTREE_LEVELS: u32 = 8;
 
 /// Rows' leaves hashed a block of columns at a time, as the columns are
 /// made (`blake3_leaf_blocks`, `keccak_leaf_blocks`): the digests equal

@@ -59,14 +59,21 @@ pub const MERKLE_BLAKE3: Module = Module {
     name: "merkle_blake3",
     headers: &[FIELD_H, BLAKE3_H],
     body: include_str!("cuda/merkle_blake3.cu"),
-    kernels: &["blake3_leaves", "blake3_leaf_blocks", "blake3_leaf_merge", "blake3_nodes", "blake3_top", "gather_u64"],
+    kernels: &[
+        "blake3_leaves",
+        "blake3_leaf_blocks",
+        "blake3_leaf_merge",
+        "blake3_nodes",
+        "blake3_levels",
+        "gather_u64",
+    ],
 };
 
 pub const MERKLE_KECCAK: Module = Module {
     name: "merkle_keccak",
     headers: &[FIELD_H, KECCAK_H],
     body: include_str!("cuda/merkle_keccak.cu"),
-    kernels: &["keccak_leaves", "keccak_leaf_blocks", "keccak_nodes", "keccak_top"],
+    kernels: &["keccak_leaves", "keccak_leaf_blocks", "keccak_nodes", "keccak_levels"],
 };
 
 pub const GRIND: Module = Module {

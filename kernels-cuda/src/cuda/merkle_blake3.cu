@@ -162,15 +162,18 @@ extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u6
     blake3_node(in + i * 8, out + i * 4);
 }
 
-// Every level above the `count` digests at digest `src` of d, up to the
-// root, in one block (see keccak_top).
-extern "C" __global__ void blake3_top(u64* d, u64 src, u64 count) {
-    while (count > 1) {
-        const u64 dst = src + count;
-        count >>= 1;
-        for (u64 i = threadIdx.x; i < count; i += blockDim.x) blake3_node(d + 4 * (src + 2 * i), d + 4 * (dst + i));
+// `levels` levels above the `count` digests at digest `src` of d (see
+// keccak_levels).
+extern "C" __global__ void blake3_levels(u64* d, u64 src, u64 count, u64 levels) {
+    u64 span = count / gridDim.x;
+    for (u64 k = 0; k < levels; k++) {
+        const u64 dst = src + count, first = blockIdx.x * span;
+        for (u64 i = threadIdx.x; i < span / 2; i += blockDim.x)
+            blake3_node(d + 4 * (src + first + 2 * i), d + 4 * (dst + first / 2 + i));
         __syncthreads();
         src = dst;
+        count >>= 1;
+        span >>= 1;
     }
 }
 

@@ -90,16 +90,22 @@ extern "C" __global__ void keccak_nodes(const u64* __restrict__ in, u64* out, u6
     keccak_node(in + i * 8, out + i * 4);
 }
 
-// Every level above the `count` digests at digest `src` of d (levels
-// stored one after another), up to the root, in one block synchronised
-// between levels: a tree's small top levels each cost a launch's latency
-// more than their hashing does.
-extern "C" __global__ void keccak_top(u64* d, u64 src, u64 count) {
-    while (count > 1) {
-        const u64 dst = src + count;
-        count >>= 1;
-        for (u64 i = threadIdx.x; i < count; i += blockDim.x) keccak_node(d + 4 * (src + 2 * i), d + 4 * (dst + i));
+// `levels` levels above the `count` digests at digest `src` of d (levels
+// stored one after another, each right after the one below), a subtree a
+// block: block b builds the parents of the digests [b span, (b + 1) span),
+// span = count / gridDim.x, then theirs, and so on, synchronised between
+// levels. Small levels each cost a launch's latency more than their
+// hashing does; one launch builds up to log2(span) of them. One block over
+// a whole level builds the tree's top.
+extern "C" __global__ void keccak_levels(u64* d, u64 src, u64 count, u64 levels) {
+    u64 span = count / gridDim.x;
+    for (u64 k = 0; k < levels; k++) {
+        const u64 dst = src + count, first = blockIdx.x * span;
+        for (u64 i = threadIdx.x; i < span / 2; i += blockDim.x)
+            keccak_node(d + 4 * (src + first + 2 * i), d + 4 * (dst + first / 2 + i));
         __syncthreads();
         src = dst;
+        count >>= 1;
+        span >>= 1;
     }
 }
