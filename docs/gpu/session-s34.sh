@@ -16,8 +16,9 @@
 #       2^16 (next3, HEAD) in backend-cpu/src/ntt.rs.
 # Phases, one by name, `gpu` (check then bench), or all (most wanted first):
 #   check  vs_cpu (upload_commit_matches_in_both_orders among them); the
-#          conformance groups merkle, stark_proofs and vm_proofs with the
-#          leaves under the upload; one prove under the race detector;
+#          conformance groups merkle, fri_fold, stark_proofs and vm_proofs
+#          (the trees' levels a subtree a block), with the leaves under the
+#          upload off and on; one prove under the race detector;
 #   bench  prove_air's device timeline by stage (KILN_CUDA_TIMELINE=1),
 #          main_round (both orders in one process) and prove_air from a
 #          pageable and a pinned trace, the order alternated, both hashes;
@@ -35,10 +36,11 @@ check() {
     local L="$OUT/check.log"
     echo "== $(cat $B/commit 2>/dev/null); $(nvidia-smi -L | head -1)" | tee -a "$L"
     $B/vs_cpu --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIPPED" | tee -a "$L"
-    for g in merkle stark_proofs vm_proofs; do
-        echo "== conformance $g, leaves under the upload" | tee -a "$L"
-        KILN_CUDA_LEAVES_UNDER_UPLOAD=1 $B/conformance_cuda $g --test-threads 1 2>&1 | grep -E "FAIL|test result|passed|failed" | tail -4 | tee -a "$L"
-    done
+    for under in 0 1; do for g in merkle fri_fold stark_proofs vm_proofs; do
+        echo "== conformance $g, KILN_CUDA_LEAVES_UNDER_UPLOAD=$under" | tee -a "$L"
+        KILN_CUDA_LEAVES_UNDER_UPLOAD=$under $B/conformance_cuda $g --test-threads 1 2>&1 \
+            | grep -E "FAIL|test result|passed|failed" | tail -4 | tee -a "$L"
+    done; done
     echo "== prove_air 18 64 4 keccak cuda 2, leaves under the upload, race detector on" | tee -a "$L"
     KILN_CUDA_LEAVES_UNDER_UPLOAD=1 KILN_CUDA_DEBUG_RACES=1 $B/prove_air 18 64 4 keccak cuda 2 2>&1 | grep -E "prove:|verify|error" | tee -a "$L"
 }
