@@ -269,30 +269,13 @@ impl<B: Backend> Resilient<B> {
     fn attempt_then<T>(
         &self,
         stage: Stage,
-        mut op: impl FnMut() -> Result<T>,
+        op: impl FnMut() -> Result<T>,
         then: impl FnOnce() -> String,
     ) -> Result<Option<T>> {
-        let mut err = match op() {
+        let err = match self.retried(stage, op)? {
             Ok(v) => return Ok(Some(v)),
-            Err(e) if e.is_decline() => e,
-            Err(e) => return Err(e),
+            Err(decline) => decline,
         };
-        self.count(&self.counters.declines, stage);
-        if self.policy.retry {
-            self.device.drain()?;
-            match op() {
-                Ok(v) => {
-                    self.count(&self.counters.retried, stage);
-                    log::warn!("{err}; drained and retried: ok");
-                    return Ok(Some(v));
-                }
-                Err(e) if e.is_decline() => {
-                    self.count(&self.counters.declines, stage);
-                    err = e;
-                }
-                Err(e) => return Err(e),
-            }
-        }
         match self.policy.on_decline {
             OnDecline::Strict => Err(err),
             OnDecline::Recompute => {
@@ -301,6 +284,43 @@ impl<B: Backend> Resilient<B> {
                 Ok(None)
             }
         }
+    }
+
+    /// Runs a device op; a decline is counted under the stage that
+    /// declined (`stage` if it names none), and with the policy's retry the
+    /// device is drained and the op run once more. `Ok(Err(decline))`: the
+    /// device declined for good.
+    fn retried<T>(
+        &self,
+        stage: Stage,
+        mut op: impl FnMut() -> Result<T>,
+    ) -> Result<std::result::Result<T, BackendError>> {
+        let declined = |e: &BackendError| match e {
+            BackendError::DeviceDecline { stage, .. } => *stage,
+            _ => stage,
+        };
+        let mut err = match op() {
+            Ok(v) => return Ok(Ok(v)),
+            Err(e) if e.is_decline() => e,
+            Err(e) => return Err(e),
+        };
+        self.count(&self.counters.declines, declined(&err));
+        if self.policy.retry {
+            self.device.drain()?;
+            match op() {
+                Ok(v) => {
+                    self.count(&self.counters.retried, declined(&err));
+                    log::warn!("{err}; drained and retried: ok");
+                    return Ok(Ok(v));
+                }
+                Err(e) if e.is_decline() => {
+                    self.count(&self.counters.declines, declined(&e));
+                    err = e;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Err(err))
     }
 }
 
@@ -369,8 +389,10 @@ impl<B: Backend> Resilient<B> {
         Ok(Self::extended(m, dev, lde, log_blowup, shift))
     }
 
-    /// [`Self::upload_coset_lde`] and the commit in one device call. Declined
-    /// for good, the two one after the other, each recovered on its own.
+    /// [`Self::upload_coset_lde`] and the commit in one device call, with
+    /// drain and retry, counted under the stage that declined. Declined for
+    /// good, the two one after the other, each recovered on its own (what
+    /// the policy does with a part that declines again).
     fn upload_commit(
         &self,
         ctx: &Ctx,
@@ -379,15 +401,30 @@ impl<B: Backend> Resilient<B> {
         shift: F,
         hash: HashKind,
     ) -> Result<Out<RM<B>, RT<B>>> {
-        let all = self.attempt(Stage::CosetLde, ctx, || self.device.upload_commit(ctx, m, log_blowup, shift, hash))?;
-        let Some((dev, lde, tree)) = all else {
-            let (trace, lde) = self.upload_coset_lde(ctx, m, log_blowup, shift)?;
-            let tree = MerkleOps::commit(self, ctx, &lde, hash)?;
-            return Ok(Out::Committed(trace, lde, tree));
+        let fused = || self.device.upload_commit(ctx, m, log_blowup, shift, hash);
+        let declined = match self.retried(Stage::CosetLde, fused)? {
+            Ok(v) => return Ok(Self::committed(m, v, log_blowup, shift)),
+            Err(decline) => decline,
         };
-        let (trace, lde) = Self::extended(m, dev, lde, log_blowup, shift);
-        let tree = RTree { leaves: tree.leaves(), hash: tree.hash(), dev: Some(tree), host: OnceLock::new() };
+        log::warn!("{declined}; uploading, extending and committing in separate calls");
+        let (trace, lde) = self.upload_coset_lde(ctx, m, log_blowup, shift)?;
+        let tree = MerkleOps::commit(self, ctx, &lde, hash)?;
         Ok(Out::Committed(trace, lde, tree))
+    }
+
+    /// The device's `upload_commit` results as this backend's.
+    fn committed(
+        m: &ColMatrix,
+        (dev, lde, tree): (B::Matrix, B::Matrix, B::Tree),
+        log_blowup: u32,
+        shift: F,
+    ) -> Out<RM<B>, RT<B>> {
+        let (trace, lde) = Self::extended(m, dev, lde, log_blowup, shift);
+        Out::Committed(
+            trace,
+            lde,
+            RTree { leaves: tree.leaves(), hash: tree.hash(), dev: Some(tree), host: OnceLock::new() },
+        )
     }
 
     /// A host matrix uploaded as `dev` and its extension made on the device
