@@ -35,11 +35,13 @@ impl MerkleOps for CudaBackend {
         let log_n = validate::upload_commit(evals, log_blowup, shift)?;
         let (big, w) = (evals.height() << log_blowup, evals.width());
         let leaves = LeafBlocks::new(hash, w);
-        // The extension, its tree and the rows' leaf states at once.
-        let d = Self::dims(log_n, log_blowup, w);
-        let extra = tree_bytes(big as u64) + leaves.state_bytes(big);
-        let _permit =
-            self.admit_with(stage, ctx, stage_alloc(stage, &d).scratch + extra, stage_bytes(stage, &d) + extra)?;
+        // The extension, its tree and the rows' leaf states at once; in a
+        // claim the tree is an output like the extension, the states
+        // scratch like the inverse transform's.
+        let (d, states) = (Self::dims(log_n, log_blowup, w), leaves.state_bytes(big));
+        let (scratch, loose) =
+            (stage_alloc(stage, &d).scratch + states, stage_bytes(stage, &d) + tree_bytes(big as u64) + states);
+        let _permit = self.admit_with(stage, ctx, scratch, loose)?;
         let mut s = self.scope(stage, ctx)?;
         let digests = s.alloc((2 * big - 1) * 4)?;
         let state = match leaves.state_bytes(big) {
