@@ -44,7 +44,7 @@ impl MerkleOps for CudaBackend {
         let _permit = self.admit_with(stage, ctx, scratch, loose)?;
         let mut s = self.scope(stage, ctx)?;
         let digests = s.alloc((2 * big - 1) * 4)?;
-        let state = match leaves.state_bytes(big) {
+        let state = match states {
             0 => digests.clone(),
             bytes => s.alloc(bytes as usize / 8)?,
         };
