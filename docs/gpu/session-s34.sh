@@ -5,8 +5,9 @@
 # extension committed once complete, and the CPU chunk-size question left
 # by session 33. Binaries built on the development machine and carried
 # (gzipped or not) in .gpu-run:
-#   vs_cpu, conformance_cuda  the test binaries of
-#       `cargo test --release -p backend-cuda --test vs_cpu --no-run` and
+#   vs_cpu, declines, conformance_cuda  the test binaries of
+#       `cargo test --release -p backend-cuda --features fault-injection
+#       --test vs_cpu --test declines --no-run` and
 #       `cargo test --release -p conformance --features cuda --test cuda --no-run`
 #       (docs/gpu/build.sh shows how to find them);
 #   main_round, prove_air     `cargo build --release -p benches --features cuda
@@ -15,17 +16,18 @@
 #       RUSTFLAGS="-C target-cpu=x86-64-v4": MAX_CHUNK 2^15 (next2) and
 #       2^16 (next3, HEAD) in backend-cpu/src/ntt.rs.
 # Phases, one by name, `gpu` (check then bench), or all (most wanted first):
-#   check  vs_cpu (upload_commit_matches_in_both_orders among them); the
-#          conformance groups merkle, fri_fold, stark_proofs and vm_proofs
-#          (the trees' levels a subtree a block), with the leaves under the
-#          upload off and on; one prove under the race detector;
+#   check  vs_cpu (upload_commit_matches_in_both_orders among them) and
+#          declines; the conformance groups merkle, fri_fold, stark_proofs
+#          and vm_proofs (the trees' levels a subtree a block), with the
+#          leaves under the upload off and on; one prove under the race
+#          detector;
 #   bench  prove_air's device timeline by stage (KILN_CUDA_TIMELINE=1),
 #          main_round (both orders in one process) and prove_air from a
 #          pageable and a pinned trace, the order alternated, both hashes;
 #   cpu    cpu-host.sh lde with VERSIONS="next2 next3".
 # Run from the repository root: bash docs/gpu/session-s34.sh all, or, under
-# the 10-minute limit of one device call, `check; bench` in one call and
-# `cpu` in another. Logs in $OUT.
+# the 10-minute limit of one device call, `gpu` in one call and `cpu` in
+# another. Logs in $OUT.
 set -uo pipefail
 B=.gpu-run
 OUT=${OUT:-/tmp/s34}
@@ -36,6 +38,9 @@ check() {
     local L="$OUT/check.log"
     echo "== $(cat $B/commit 2>/dev/null); $(nvidia-smi -L | head -1)" | tee -a "$L"
     $B/vs_cpu --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIPPED" | tee -a "$L"
+    # Every fault site once, sticky and strict: the main round's declines
+    # now go through upload_commit's retry and fallback.
+    $B/declines --test-threads 1 2>&1 | grep -E "^test |test result|panicked" | tee -a "$L"
     for under in 0 1; do for g in merkle fri_fold stark_proofs vm_proofs; do
         echo "== conformance $g, KILN_CUDA_LEAVES_UNDER_UPLOAD=$under" | tee -a "$L"
         KILN_CUDA_LEAVES_UNDER_UPLOAD=$under $B/conformance_cuda $g --test-threads 1 2>&1 \
