@@ -20,19 +20,52 @@ __device__ __forceinline__ u32 b3_load_block(const u64* __restrict__ m, u64 heig
     return n * 8;
 }
 
+// A chaining value as the digest's 4 words, and back.
+__device__ __forceinline__ void b3_store(u64* o, const u32 cv[8]) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = (u64)cv[2 * i] | ((u64)cv[2 * i + 1] << 32);
+}
+__device__ __forceinline__ void b3_load(const u64* o, u32 cv[8]) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        cv[2 * i] = (u32)o[i];
+        cv[2 * i + 1] = (u32)(o[i] >> 32);
+    }
+}
+
+// A row's chunks past the first joined as BLAKE3's tree: chunk ci (not the
+// last) goes onto the stack of complete subtrees, merging those of equal
+// size; the last chunk's value is folded with the stack into the digest.
+__device__ __forceinline__ void b3_push_chunk(u32 stack[][8], u32& depth, u32 cv[8], u32 ci) {
+    u64 total = ci + 1;
+    while ((total & 1) == 0) {
+        depth--;
+        b3_parent(stack[depth], cv, 0u, cv);
+        total >>= 1;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) stack[depth][i] = cv[i];
+    depth++;
+}
+__device__ __forceinline__ void b3_close_stack(u32 stack[][8], u32 depth, u32 cv[8]) {
+    while (depth > 0) {
+        depth--;
+        b3_parent(stack[depth], cv, depth == 0 ? B3_ROOT : 0u, cv);
+    }
+}
+
 extern "C" __global__ void blake3_leaves(const u64* __restrict__ m, u64 height, u64 width, u64* out) {
     u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= height) return;
     const u32 n_chunks = (width + 127) / 128;
     u32 stack[B3_MAX_STACK][8];
     u32 depth = 0;
-    u32 result[8];
+    u32 cv[8];
     for (u32 ci = 0; ci < n_chunks; ci++) {
         u32 first = ci * 128;
         u32 elems = width - first;
         if (elems > 128) elems = 128;
         u32 nblocks = (elems + 7) / 8;
-        u32 cv[8];
 #pragma unroll
         for (int i = 0; i < 8; i++) cv[i] = B3_IV[i];
         bool last_chunk = ci + 1 == n_chunks;
@@ -43,28 +76,10 @@ extern "C" __global__ void blake3_leaves(const u64* __restrict__ m, u64 height, 
             if (last_chunk && n_chunks == 1 && b + 1 == nblocks) flags |= B3_ROOT;
             b3_compress(cv, w, ci, len, flags, cv);
         }
-        if (!last_chunk) {
-            u64 total = ci + 1;
-            while ((total & 1) == 0) {
-                depth--;
-                b3_parent(stack[depth], cv, 0u, cv);
-                total >>= 1;
-            }
-#pragma unroll
-            for (int i = 0; i < 8; i++) stack[depth][i] = cv[i];
-            depth++;
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; i++) result[i] = cv[i];
-            while (depth > 0) {
-                depth--;
-                b3_parent(stack[depth], result, depth == 0 ? B3_ROOT : 0u, result);
-            }
-        }
+        if (!last_chunk) b3_push_chunk(stack, depth, cv, ci);
     }
-    u64* o = out + row * 4;
-#pragma unroll
-    for (int i = 0; i < 4; i++) o[i] = (u64)result[2 * i] | ((u64)result[2 * i + 1] << 32);
+    b3_close_stack(stack, depth, cv);
+    b3_store(out + row * 4, cv);
 }
 
 // Leaves hashed a block at a time, while the matrix is still being made
@@ -88,21 +103,14 @@ extern "C" __global__ void blake3_leaf_blocks(const u64* __restrict__ m, u64 hei
 #pragma unroll
             for (int i = 0; i < 8; i++) cv[i] = B3_IV[i];
         } else if (b == b0) {
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                cv[2 * i] = (u32)slot[i];
-                cv[2 * i + 1] = (u32)(slot[i] >> 32);
-            }
+            b3_load(slot, cv);
         }
         u32 w[16];
         const u32 len = b3_load_block(m, height, width, row, b * 8, w);
         const bool end = bi + 1 == chunk_blocks;
         const u32 flags = (bi == 0 ? B3_CHUNK_START : 0u) | (end ? B3_CHUNK_END : 0u) | (end && n_chunks == 1 ? B3_ROOT : 0u);
         b3_compress(cv, w, ci, len, flags, cv);
-        if (end || b + 1 == b1) {
-#pragma unroll
-            for (int i = 0; i < 4; i++) slot[i] = (u64)cv[2 * i] | ((u64)cv[2 * i + 1] << 32);
-        }
+        if (end || b + 1 == b1) b3_store(slot, cv);
     }
 }
 
@@ -114,31 +122,11 @@ extern "C" __global__ void blake3_leaf_merge(const u64* __restrict__ state, u64 
     u32 depth = 0;
     u32 cv[8];
     for (u32 ci = 0; ci < n_chunks; ci++) {
-        const u64* slot = state + 4 * ((u64)ci * height + row);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            cv[2 * i] = (u32)slot[i];
-            cv[2 * i + 1] = (u32)(slot[i] >> 32);
-        }
-        if (ci + 1 < n_chunks) {
-            u64 total = ci + 1;
-            while ((total & 1) == 0) {
-                depth--;
-                b3_parent(stack[depth], cv, 0u, cv);
-                total >>= 1;
-            }
-#pragma unroll
-            for (int i = 0; i < 8; i++) stack[depth][i] = cv[i];
-            depth++;
-        }
+        b3_load(state + 4 * ((u64)ci * height + row), cv);
+        if (ci + 1 < n_chunks) b3_push_chunk(stack, depth, cv, ci);
     }
-    while (depth > 0) {
-        depth--;
-        b3_parent(stack[depth], cv, depth == 0 ? B3_ROOT : 0u, cv);
-    }
-    u64* o = out + row * 4;
-#pragma unroll
-    for (int i = 0; i < 4; i++) o[i] = (u64)cv[2 * i] | ((u64)cv[2 * i + 1] << 32);
+    b3_close_stack(stack, depth, cv);
+    b3_store(out + row * 4, cv);
 }
 
 // The parent of the two digests at p, into o.
@@ -152,8 +140,7 @@ __device__ __forceinline__ void blake3_node(const u64* p, u64* o) {
     }
     u32 h[8];
     b3_hash_block(w, 64, h);
-#pragma unroll
-    for (int t = 0; t < 4; t++) o[t] = (u64)h[2 * t] | ((u64)h[2 * t + 1] << 32);
+    b3_store(o, h);
 }
 
 extern "C" __global__ void blake3_nodes(const u64* __restrict__ in, u64* out, u64 count) {
