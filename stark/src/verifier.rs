@@ -6,11 +6,11 @@
 use crate::air::Machine;
 use crate::options::ProofOptions;
 use crate::poly::eval_poly;
-use crate::proof::{Proof, TableOod};
-use crate::protocol::{self, Challenges, TableShape};
+use crate::proof::{Proof, QueryProof, TableOod};
+use crate::protocol::{self, Challenges, DeepCoeffs, FriStep, TableShape};
 use crate::transcript::Transcript;
 use backend_api::hash::{hash_leaf, merkle_root_from_path, pow_ok};
-use backend_api::{Digest, Ext, RowOpening, F};
+use backend_api::{Digest, Ext, HashKind, RowOpening, F};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -79,27 +79,66 @@ pub fn verify_with<M: Machine + ?Sized>(
     let shapes = protocol::table_shapes(&tables, &proof.log_heights, &options, publics.len(), num_challenges)
         .map_err(shape_err)?;
     let log_max = shapes.iter().map(|s| s.log_lde).max().expect("non-empty");
-    match acceptance {
-        Acceptance::Options(o) if *o != options => {
-            return Err(VerifyError::Options(format!("proof uses {options:?}, expected {o:?}")))
-        }
-        Acceptance::MinSecurity(bits) if options.security(log_max).bits < *bits => {
-            return Err(VerifyError::Options(format!(
-                "{} conjectured bits, at least {bits} required",
-                options.security(log_max).bits
-            )))
-        }
-        _ => {}
-    }
+    accept(acceptance, &options, log_max)?;
     let (steps, log_final) = protocol::fri_schedule(&shapes, &options);
     check_shapes(proof, &shapes, steps.len(), log_final, &options)?;
+    let layout = Layout { shapes, steps, log_final, log_max };
+    let replay = replay(machine, publics, proof, source, &layout)?;
+    for (qi, (&q, qp)) in replay.positions.iter().zip(&proof.queries).enumerate() {
+        check_query(proof, &layout, &replay, qi, q, qp)?;
+    }
+    Ok(())
+}
 
+/// The proof's options against what the verifier accepts.
+fn accept(acceptance: &Acceptance, options: &ProofOptions, log_max: u32) -> Result<(), VerifyError> {
+    match acceptance {
+        Acceptance::Options(o) if o != options => {
+            Err(VerifyError::Options(format!("proof uses {options:?}, expected {o:?}")))
+        }
+        Acceptance::MinSecurity(bits) if options.security(log_max).bits < *bits => Err(VerifyError::Options(format!(
+            "{} conjectured bits, at least {bits} required",
+            options.security(log_max).bits
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The statement's tables and FRI layers, as the proof's heights imply.
+struct Layout {
+    shapes: Vec<TableShape>,
+    steps: Vec<FriStep>,
+    log_final: u32,
+    log_max: u32,
+}
+
+/// What the transcript gives the query checks: z, the DEEP coefficients,
+/// each FRI layer's fold and roll-in challenges, and the queried rows.
+struct Replay {
+    z: Ext,
+    coeffs: Vec<DeepCoeffs>,
+    betas: Vec<Ext>,
+    roll_weights: Vec<Option<Ext>>,
+    positions: Vec<usize>,
+}
+
+/// The prover's transcript replayed, checking on the way what needs no
+/// query: the bus sums (own challenges), the constraints at z against the
+/// committed quotient, and the proof of work.
+fn replay<M: Machine + ?Sized>(
+    machine: &M,
+    publics: &[F],
+    proof: &Proof,
+    source: Challenges,
+    layout: &Layout,
+) -> Result<Replay, VerifyError> {
+    let (options, tables, shapes) = (proof.options, machine.tables(), &layout.shapes);
     let mut tr = Transcript::new(options.hash, protocol::PROTOCOL);
     protocol::absorb_statement(&mut tr, &tables, &options, &proof.log_heights, publics);
     for root in &proof.main_roots {
         tr.absorb_digest(b"main-root", root);
     }
-    let challenges = protocol::logup_challenges(&mut tr, num_challenges, source).map_err(shape_err)?;
+    let challenges = protocol::logup_challenges(&mut tr, machine.num_challenges(), source).map_err(shape_err)?;
     for (root, values) in proof.aux_roots.iter().zip(&proof.aux_values) {
         if let Some(root) = root {
             tr.absorb_digest(b"aux-root", root);
@@ -116,7 +155,7 @@ pub fn verify_with<M: Machine + ?Sized>(
     let z = protocol::draw_ood_point(&mut tr);
 
     // The constraints at z against the committed quotient.
-    for (t, (air, shape)) in tables.iter().zip(&shapes).enumerate() {
+    for (t, (air, shape)) in tables.iter().zip(shapes).enumerate() {
         let (od, values) = (&proof.ood[t], &proof.aux_values[t]);
         if !protocol::ood_consistent(*air, shape, z, alpha, od, &challenges, publics, values) {
             return Err(VerifyError::OodConstraints { table: shape.name.clone() });
@@ -130,10 +169,10 @@ pub fn verify_with<M: Machine + ?Sized>(
         tr.absorb_exts(b"ood-quotient", &od.quotient);
     }
     let gamma = tr.challenge_ext(b"deep");
-    let coeffs = protocol::deep_coeffs(&shapes, gamma);
-    let rolls = protocol::roll_ins(&shapes, &steps);
-    let mut betas = Vec::with_capacity(steps.len());
-    let mut roll_weights = Vec::with_capacity(steps.len());
+    let coeffs = protocol::deep_coeffs(shapes, gamma);
+    let rolls = protocol::roll_ins(shapes, &layout.steps);
+    let mut betas = Vec::with_capacity(layout.steps.len());
+    let mut roll_weights = Vec::with_capacity(layout.steps.len());
     for (root, &rolls_in) in proof.fri_roots.iter().zip(&rolls) {
         tr.absorb_digest(b"fri-root", root);
         betas.push(tr.challenge_ext(b"fri-beta"));
@@ -145,63 +184,90 @@ pub fn verify_with<M: Machine + ?Sized>(
         return Err(VerifyError::ProofOfWork { bits: options.grinding_bits });
     }
     tr.absorb_u64(b"pow-nonce", proof.pow_nonce);
-    let positions: Vec<usize> = (0..options.num_queries).map(|_| tr.challenge_index(b"query", 1 << log_max)).collect();
+    let positions = (0..options.num_queries).map(|_| tr.challenge_index(b"query", 1 << layout.log_max)).collect();
+    Ok(Replay { z, coeffs, betas, roll_weights, positions })
+}
 
-    let hash = options.hash;
-    let check_opening = |o: &RowOpening, root: &Digest, row: usize| {
-        merkle_root_from_path(hash, hash_leaf(hash, &o.values), row, &o.path) == *root
-    };
-    for (qi, (&q, qp)) in positions.iter().zip(&proof.queries).enumerate() {
-        // Each table's DEEP quotient at its row, summed per LDE height.
-        let mut deep: BTreeMap<u32, Ext> = BTreeMap::new();
-        for (t, shape) in shapes.iter().enumerate() {
-            let tq = &qp.tables[t];
-            let row = q & ((1 << shape.log_lde) - 1);
-            let opening_err = |part| VerifyError::TraceOpening { query: qi, table: shape.name.clone(), part };
-            if !check_opening(&tq.main, &proof.main_roots[t], row) {
-                return Err(opening_err("main"));
-            }
-            if let (Some(o), Some(root)) = (&tq.aux, &proof.aux_roots[t]) {
-                if !check_opening(o, root, row) {
-                    return Err(opening_err("auxiliary"));
-                }
-            }
-            if !check_opening(&tq.quotient, &proof.quotient_roots[t], row) {
-                return Err(opening_err("quotient"));
-            }
-            let x = shape.shift * F::two_adic_root(shape.log_lde).pow(row as u64);
-            let d = deep_at(shape, &proof.ood[t], &coeffs[t], tq, x, z).ok_or_else(|| opening_err("deep"))?;
-            *deep.entry(shape.log_lde).or_insert(Ext::ZERO) += d;
+/// Whether opening `o` is row `row` of the tree with root `root`.
+fn opens(hash: HashKind, o: &RowOpening, root: &Digest, row: usize) -> bool {
+    merkle_root_from_path(hash, hash_leaf(hash, &o.values), row, &o.path) == *root
+}
+
+/// Query `qi`, at row `q` of the tallest LDE: every table's openings
+/// against its roots, their DEEP quotients, and the FRI fold chain from
+/// them to the final polynomial.
+fn check_query(
+    proof: &Proof,
+    layout: &Layout,
+    replay: &Replay,
+    qi: usize,
+    q: usize,
+    qp: &QueryProof,
+) -> Result<(), VerifyError> {
+    let deep = deep_sums(proof, layout, replay, qi, q, qp)?;
+    let (hash, log_max) = (proof.options.hash, layout.log_max);
+    let mut pos = q;
+    let mut expected = deep[&log_max];
+    for (k, step) in layout.steps.iter().enumerate() {
+        let a = 1usize << step.log_arity;
+        let log_leaves = step.log_size - step.log_arity;
+        let leaf = pos & ((1 << log_leaves) - 1);
+        let j = pos >> log_leaves;
+        let o = &qp.fri[k];
+        if !opens(hash, o, &proof.fri_roots[k], leaf) {
+            return Err(VerifyError::FriOpening { query: qi, layer: k });
         }
-        let mut pos = q;
-        let mut expected = deep[&log_max];
-        for (k, step) in steps.iter().enumerate() {
-            let a = 1usize << step.log_arity;
-            let log_leaves = step.log_size - step.log_arity;
-            let leaf = pos & ((1 << log_leaves) - 1);
-            let j = pos >> log_leaves;
-            let o = &qp.fri[k];
-            if !check_opening(o, &proof.fri_roots[k], leaf) {
-                return Err(VerifyError::FriOpening { query: qi, layer: k });
-            }
-            let siblings: Vec<Ext> =
-                (0..a).map(|s| Ext::new(o.values[s], o.values[a + s], o.values[2 * a + s])).collect();
-            if siblings[j] != expected {
-                return Err(VerifyError::FriFold { query: qi, layer: k });
-            }
-            let x = protocol::layer_shift(log_max, step.log_size) * F::two_adic_root(step.log_size).pow(leaf as u64);
-            expected = protocol::fold_point(&siblings, x, betas[k]);
-            if let Some(weight) = roll_weights[k] {
-                expected += weight * deep[&log_leaves];
-            }
-            pos = leaf;
+        let siblings: Vec<Ext> = (0..a).map(|s| Ext::new(o.values[s], o.values[a + s], o.values[2 * a + s])).collect();
+        if siblings[j] != expected {
+            return Err(VerifyError::FriFold { query: qi, layer: k });
         }
-        let x = protocol::layer_shift(log_max, log_final) * F::two_adic_root(log_final).pow(pos as u64);
-        if eval_poly(&proof.final_poly, Ext::from_base(x)) != expected {
-            return Err(VerifyError::FinalPoly { query: qi });
+        let x = protocol::layer_shift(log_max, step.log_size) * F::two_adic_root(step.log_size).pow(leaf as u64);
+        expected = protocol::fold_point(&siblings, x, replay.betas[k]);
+        if let Some(weight) = replay.roll_weights[k] {
+            expected += weight * deep[&log_leaves];
         }
+        pos = leaf;
+    }
+    let log_final = layout.log_final;
+    let x = protocol::layer_shift(log_max, log_final) * F::two_adic_root(log_final).pow(pos as u64);
+    if eval_poly(&proof.final_poly, Ext::from_base(x)) != expected {
+        return Err(VerifyError::FinalPoly { query: qi });
     }
     Ok(())
+}
+
+/// Query `qi`'s DEEP quotients, each table's at its row (its openings
+/// checked against its roots), summed per LDE height.
+fn deep_sums(
+    proof: &Proof,
+    layout: &Layout,
+    replay: &Replay,
+    qi: usize,
+    q: usize,
+    qp: &QueryProof,
+) -> Result<BTreeMap<u32, Ext>, VerifyError> {
+    let hash = proof.options.hash;
+    let mut deep: BTreeMap<u32, Ext> = BTreeMap::new();
+    for (t, shape) in layout.shapes.iter().enumerate() {
+        let tq = &qp.tables[t];
+        let row = q & ((1 << shape.log_lde) - 1);
+        let opening_err = |part| VerifyError::TraceOpening { query: qi, table: shape.name.clone(), part };
+        if !opens(hash, &tq.main, &proof.main_roots[t], row) {
+            return Err(opening_err("main"));
+        }
+        if let (Some(o), Some(root)) = (&tq.aux, &proof.aux_roots[t]) {
+            if !opens(hash, o, root, row) {
+                return Err(opening_err("auxiliary"));
+            }
+        }
+        if !opens(hash, &tq.quotient, &proof.quotient_roots[t], row) {
+            return Err(opening_err("quotient"));
+        }
+        let x = shape.shift * F::two_adic_root(shape.log_lde).pow(row as u64);
+        let d = deep_at(shape, &proof.ood[t], &replay.coeffs[t], tq, x, replay.z).ok_or_else(|| opening_err("deep"))?;
+        *deep.entry(shape.log_lde).or_insert(Ext::ZERO) += d;
+    }
+    Ok(deep)
 }
 
 /// The table's DEEP quotient at x from its opened row.

@@ -7,8 +7,10 @@
 //! ([`recompute`]).
 
 mod commit;
+mod deep;
 mod fri;
 mod lanes;
+mod quotient;
 mod recompute;
 mod rounds;
 mod spill;

@@ -3,17 +3,16 @@
 //! into the transcript in table order, so the bytes never depend on which
 //! table finished first.
 
-use super::commit::{Committed, Held, Piece};
+use super::commit::{Committed, Held};
 use super::lanes::Lanes;
-use super::recompute::Recipe;
-use super::spill::{Residency, SpillState, Spiller};
+use super::spill::{Residency, SpillState};
 use super::{Clock, Conduct, ProveError};
 use crate::air::Air;
 use crate::options::ProofOptions;
 use crate::proof::TableOod;
 use crate::protocol::{self, FriStep, TableShape};
 use crate::transcript::Transcript;
-use backend_api::{Backend, BackendError, ColMatrix, Coset, Ctx, DeepColumns, DeepPoint, Ext, LogUpInputs, F};
+use backend_api::{Backend, BackendError, ColMatrix, Ext, LogUpInputs, F};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -94,21 +93,7 @@ impl<B: Backend> Prover<'_, B> {
                 drop(host);
                 Ok((Held::Kept(Arc::new(dev)), Committed::kept(lde, tree)))
             })?;
-            let fixed = match self.tables[t].fixed_trace() {
-                Some(f) => Some(self.clock.time("fixed lde", &shape.name, || -> Result<_, BackendError> {
-                    let dev = Arc::new(b.upload(ctx, f)?);
-                    let lde = match self.spiller_for(t) {
-                        Some(s) => Held::Spilled(s.extend(ctx, f, o.log_blowup, shape.shift)?),
-                        None if self.residency.recomputes(t) => {
-                            Held::Recomputed(Recipe::of(b, ctx, &dev, o.log_blowup, shape.shift, self.log_split(t))?)
-                        }
-                        None => Held::Kept(Arc::new(b.coset_lde(ctx, &dev, o.log_blowup, shape.shift)?)),
-                    };
-                    Ok((dev, lde))
-                })?),
-                None => None,
-            };
-            let (fixed, fixed_lde) = fixed.unzip();
+            let (fixed, fixed_lde) = self.fixed_lde(ctx, t)?.unzip();
             Ok((Traces { main: trace, fixed }, main, fixed_lde))
         })?;
         let mut round = MainRound { traces: vec![], commits: vec![], fixed_ldes: vec![] };
@@ -252,7 +237,7 @@ impl<B: Backend> Prover<'_, B> {
 
     /// DEEP round: gamma, then one DEEP codeword per distinct LDE height
     /// (tallest first), each summing its tables' quotients at every point
-    /// their constraints read.
+    /// their constraints read ([`Prover::deep_codeword`]).
     pub fn deep(
         &self,
         tr: &mut Transcript,
@@ -260,7 +245,6 @@ impl<B: Backend> Prover<'_, B> {
         commits: (&[Committed<B>], &AuxRound<B>, &[Committed<B>]),
         ood: &[TableOod],
     ) -> Result<Vec<(u32, B::Matrix)>, ProveError> {
-        let (main, aux, parts) = commits;
         let coeffs = protocol::deep_coeffs(&self.shapes, tr.challenge_ext(b"deep"));
         let mut heights: Vec<u32> = self.shapes.iter().map(|s| s.log_lde).collect();
         heights.sort_unstable_by(|a, b| b.cmp(a));
@@ -269,122 +253,10 @@ impl<B: Backend> Prover<'_, B> {
             .par_iter()
             .map(|&log_lde| {
                 let group: Vec<usize> = (0..self.shapes.len()).filter(|&t| self.shapes[t].log_lde == log_lde).collect();
-                let label = group.iter().map(|&t| self.shapes[t].name.as_str()).collect::<Vec<_>>().join("+");
-                let mut offsets: Vec<usize> = group.iter().flat_map(|&t| self.shapes[t].offsets.clone()).collect();
-                offsets.sort_unstable();
-                offsets.dedup();
-                let w = self.shapes[group[0]].trace_generator();
-                let domain = Coset::new(log_lde, self.shapes[group[0]].shift);
-                let ctx = Ctx::on(&label, self.lanes.deep(log_lde));
-                let s = self.spiller();
-                let d = self.clock.time("deep", &label, || {
-                    // A recomputed matrix's combination, rebuilt piece by piece.
-                    let combine = |c: Option<&Committed<B>>, weights: &[Vec<Ext>]| -> Result<_, BackendError> {
-                        match (c.and_then(Committed::recipe), weights.first()) {
-                            (Some(r), Some(w)) => Ok(Some(r.combined(self.backend, &ctx, w)?)),
-                            _ => Ok(None),
-                        }
-                    };
-                    let mut combined = Vec::with_capacity(group.len());
-                    for &t in &group {
-                        let aux = aux.commits[t].as_ref();
-                        combined.push((combine(Some(&main[t]), &coeffs[t].main)?, combine(aux, &coeffs[t].aux)?));
-                    }
-                    let log_pieces = group.iter().map(|&t| self.deep_log_pieces(t)).max().unwrap_or(0);
-                    let lde = (domain, self.options.log_blowup);
-                    self.by_pieces(&ctx, lde, log_pieces, |j, log_pieces, piece| {
-                        // Each table's main, auxiliary and quotient matrices on this piece.
-                        let mut pieces = Vec::with_capacity(group.len());
-                        for (&t, (cm, ca)) in group.iter().zip(&combined) {
-                            let c = &coeffs[t];
-                            let read = |m, recipe, weights: &[Vec<Ext>]| {
-                                let at = (j, log_pieces);
-                                Read::of(self.backend, s.as_ref(), &ctx, m, recipe, weights, at)
-                            };
-                            let a = aux.commits[t].as_ref().map(|a| read(a, ca.as_ref(), &c.aux)).transpose()?;
-                            let q = parts[t].piece(s.as_ref(), &ctx, j, log_pieces)?;
-                            pieces.push((read(&main[t], cm.as_ref(), &c.main)?, a, q));
-                        }
-                        let points: Vec<DeepPoint<B::Matrix>> = offsets
-                            .iter()
-                            .map(|&o| {
-                                let mut columns = vec![];
-                                for (&t, (m, a, q)) in group.iter().zip(&pieces) {
-                                    let (shape, c, od) = (&self.shapes[t], &coeffs[t], &ood[t]);
-                                    if let Some(pi) = shape.offsets.iter().position(|&x| x == o) {
-                                        columns.push(m.columns(pi, c.offset_scale[pi], &c.main, &od.main[pi]));
-                                        if let Some(a) = a {
-                                            columns.push(a.columns(pi, c.offset_scale[pi], &c.aux, &od.aux[pi]));
-                                        }
-                                    }
-                                    if o == 0 {
-                                        let (coeffs, values) = (c.quotient.clone(), od.quotient.clone());
-                                        columns.push(DeepColumns { matrix: q.get(), coeffs, values });
-                                    }
-                                }
-                                DeepPoint { point: z * w.pow(o as u64), columns }
-                            })
-                            .collect();
-                        self.backend.deep_quotient(&ctx, piece, &points)
-                    })
-                })?;
-                Ok((log_lde, d))
+                let codeword = self.deep_codeword(&group, z, commits, ood, &coeffs)?;
+                Ok((log_lde, codeword))
             })
             .collect();
         results.into_iter().collect()
-    }
-}
-
-/// What DEEP reads of a committed matrix on a piece: its columns, or
-/// their combination with the weights of the table's first offset, which
-/// serves every offset (`DeepCoeffs::offset_scale`). A table read at
-/// several offsets is combined once, so DEEP reads each column once.
-enum Read<'a, B: Backend> {
-    Columns(Piece<'a, B>),
-    Combined(B::Matrix),
-}
-
-impl<'a, B: Backend> Read<'a, B> {
-    /// Piece `j` of 2^log_pieces of `c` (`weights`: its coefficients at
-    /// each offset), combined when it is recomputed (from `recipe`, the
-    /// combination's own) or read at more than one offset.
-    fn of(
-        b: &B,
-        s: Option<&Spiller<B>>,
-        ctx: &Ctx,
-        c: &'a Committed<B>,
-        recipe: Option<&Recipe<B>>,
-        weights: &[Vec<Ext>],
-        (j, log_pieces): (usize, u32),
-    ) -> Result<Read<'a, B>, BackendError> {
-        if let Some(r) = recipe {
-            return Ok(Read::Combined(r.piece(b, ctx, j, log_pieces)?));
-        }
-        let piece = c.piece(s, ctx, j, log_pieces)?;
-        match weights {
-            [first, _, ..] => Ok(Read::Combined(b.combine_columns(ctx, piece.get(), first)?)),
-            _ => Ok(Read::Columns(piece)),
-        }
-    }
-
-    /// The DEEP columns at the table's offset `pi`, whose coefficients are
-    /// `weights[pi]` = `scale` * `weights[0]` and out-of-domain values
-    /// `values`. A combination g = g0 + u g1 + u^2 g2 (made with
-    /// `weights[0]`) enters with weights scale * (1, u, u^2) and the value
-    /// sum_c weights[0]_c values_c: the same sum, term for term, in exact
-    /// arithmetic.
-    fn columns(&self, pi: usize, scale: Ext, weights: &[Vec<Ext>], values: &[Ext]) -> DeepColumns<'_, B::Matrix> {
-        match self {
-            Read::Columns(p) => DeepColumns { matrix: p.get(), coeffs: weights[pi].clone(), values: values.to_vec() },
-            Read::Combined(m) => {
-                let value: Ext = weights[0].iter().zip(values).map(|(&k, &v)| k * v).sum();
-                let u = |i: usize| Ext(std::array::from_fn(|k| if k == i { F::ONE } else { F::ZERO }));
-                DeepColumns {
-                    matrix: m,
-                    coeffs: (0..3).map(|i| u(i) * scale).collect(),
-                    values: vec![value, Ext::ZERO, Ext::ZERO],
-                }
-            }
-        }
     }
 }
