@@ -138,6 +138,8 @@ fn generate_part(cs: &ConstraintSystem, a: &Analysis, cl: &ConstLayout, ks: &[us
     }
     let domains: Vec<ConstraintDomain> = ks.iter().map(|&k| cs.constraints[k].domain).collect();
     emit_quotient(&mut s, &domains, first);
+    // Closes the body the header opened (here, so each function's braces pair up).
+    s.push_str("}\n");
     s
 }
 
@@ -230,7 +232,8 @@ fn emit_nodes(
 }
 
 /// Divides each domain's sum by its vanishing polynomial at x and stores
-/// the quotient at row i (`first`), or adds it to what is there.
+/// the quotient at row i (`first`), or adds it to what is there; the
+/// caller closes the kernel's body.
 fn emit_quotient(s: &mut String, domains: &[ConstraintDomain], first: bool) {
     let has = |d: ConstraintDomain| domains.contains(&d);
     s.push_str(" ext3 q = e_zero();\n");
@@ -263,9 +266,9 @@ fn emit_quotient(s: &mut String, domains: &[ConstraintDomain], first: bool) {
         s.push_str(" q = e_add(q, e_mul_base(g_last, f_inv(f_sub(x, g_inv))));\n");
     }
     if first {
-        s.push_str(" e_store(out, N, i, q);\n}\n");
+        s.push_str(" e_store(out, N, i, q);\n");
     } else {
-        s.push_str(" e_store(out, N, i, e_add(e_load(out, N, i), q));\n}\n");
+        s.push_str(" e_store(out, N, i, e_add(e_load(out, N, i), q));\n");
     }
 }
 
@@ -316,7 +319,8 @@ pub(crate) fn generate_logup(logup: &LogUp) -> String {
             3 * j
         );
     }
-    let _ = writeln!(s, " e_store(out + {}ull * N, N, i, term);\n}}", 3 * logup.interactions());
+    let _ = writeln!(s, " e_store(out + {}ull * N, N, i, term);", 3 * logup.interactions());
+    s.push_str("}\n");
     s
 }
 
