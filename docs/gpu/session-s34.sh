@@ -12,6 +12,7 @@
 #       (docs/gpu/build.sh shows how to find them);
 #   main_round, prove_air     `cargo build --release -p benches --features cuda
 #       --example main_round --example prove_air`;
+#   kiln                      `cargo build --release -p vm --features cuda`;
 #   vs_plonky3-next2, -next3  `vs_plonky3` built with
 #       RUSTFLAGS="-C target-cpu=x86-64-v4": MAX_CHUNK 2^15 (next2) and
 #       2^16 (next3, HEAD) in backend-cpu/src/ntt.rs.
@@ -21,7 +22,8 @@
 #          and vm_proofs (the trees' levels a subtree a block), with the
 #          leaves under the upload off and on; one prove under the race
 #          detector;
-#   bench  prove_air's device timeline by stage (KILN_CUDA_TIMELINE=1),
+#   bench  prove_air's device timeline by stage (KILN_CUDA_TIMELINE=1) and
+#          `kiln prove --timings`'s, of the 2^20-cycle program,
 #          main_round (both orders in one process) and prove_air from a
 #          pageable and a pinned trace, the order alternated, both hashes;
 #   cpu    cpu-host.sh lde with VERSIONS="next2 next3".
@@ -54,6 +56,11 @@ bench() {
     for h in blake3 keccak; do
         echo "== prove_air 20 64 4 $h cuda 3 pageable, KILN_CUDA_TIMELINE=1 (the device's time by stage)" | tee -a "$L"
         KILN_CUDA_TIMELINE=1 $B/prove_air 20 64 4 $h cuda 3 2>&1 | grep -vE "^(cubic|trace generation|proof size)" | tee -a "$L"
+    done
+    echo "== kiln prove chain.kasm --input 262142,3 --backend cuda --timings (twice: a cold and a warm kernel cache)" | tee -a "$L"
+    for i in 1 2; do
+        $B/kiln prove vm/examples/chain.kasm --input 262142,3 --backend cuda --timings --out /tmp/chain.proof 2>&1 \
+            | grep -E "^(stages|rounds|device|memory|total)|^  [a-zA-Z]" | tee -a "$L"
     done
     for h in blake3 keccak; do
         echo "== main_round 20 64 2 $h 9" | tee -a "$L"

@@ -6,6 +6,7 @@
 //! partial file and never replaces a source, a device or another output.
 
 mod outfile;
+mod readout;
 mod startup;
 
 use backend_api::{Backend, HashKind, F};
@@ -14,6 +15,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use outfile::OutFile;
+use readout::DeviceReadout;
 use serde_json::{json, Value};
 use stark::verifier::Acceptance;
 use stark::{ProofOptions, ProveObserver, Security, StageTiming};
@@ -136,7 +138,7 @@ struct ProveArgs {
     /// Write per-stage timings as a chrome://tracing file
     #[arg(long, value_name = "FILE")]
     trace_out: Option<PathBuf>,
-    /// Also print every prover stage of every table, and the device's start-up
+    /// Also print every prover stage of every table, the device's start-up, and on CUDA its own time by stage
     #[arg(long)]
     timings: bool,
     /// Prove the run as segments of this many cycles (a power of two, as a number or 2^k), one proof file
@@ -404,32 +406,40 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
         Chosen::Cuda(dev) => {
             let label = format!("cuda ({})", dev.device().name);
             run.budget = Some(dev.gate_stats().budget);
+            // The peak and the timeline count the prove, not the start-up's rehearsal.
             let _ = dev.pool_usage(true);
-            let peak = |d: &backend_cuda::CudaBackend| d.pool_usage(false).ok().map(|u| u.1);
-            run.prove_on_device(dev, peak, &label, out_tmp, trace_tmp)
+            let _ = dev.timeline();
+            let readout = |d: &backend_cuda::CudaBackend| DeviceReadout {
+                peak: d.pool_usage(false).ok().map(|u| u.1),
+                timeline: d.timeline().ok().flatten().map(Into::into),
+            };
+            run.prove_on_device(dev, readout, &label, out_tmp, trace_tmp)
         }
         #[cfg(feature = "wgpu")]
         Chosen::Wgpu(dev) => {
             let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
-            run.prove_on_device(dev, |_| None, &label, out_tmp, trace_tmp)
+            run.prove_on_device(dev, |_| DeviceReadout::default(), &label, out_tmp, trace_tmp)
         }
     }
 }
 
 /// How `--backend cuda` or `auto` opens CUDA: `--devices`, `--vram-budget`,
-/// `--debug-races` and the `KILN_CUDA_*` tuning variables (the backend
+/// `--debug-races`, `--timings` and the `KILN_CUDA_*` tuning variables (the backend
 /// itself reads no environment).
 fn gpu_settings(a: &ProveArgs) -> CliResult<startup::GpuSettings> {
     #[cfg(feature = "cuda")]
-    return Ok(startup::GpuSettings {
-        cuda: Some((share::cuda_config(&a.share)?, share::device_spec(&a.share)?)),
-        options: proof_options(a)?,
-    });
+    let settings = {
+        let mut config = share::cuda_config(&a.share)?;
+        // `--timings` reads the device's own time too: two events an operation.
+        config.timeline |= a.timings;
+        startup::GpuSettings { cuda: Some((config, share::device_spec(&a.share)?)), options: proof_options(a)? }
+    };
     #[cfg(not(feature = "cuda"))]
-    {
+    let settings = {
         let _ = a;
-        Ok(startup::GpuSettings::default())
-    }
+        startup::GpuSettings::default()
+    };
+    Ok(settings)
 }
 
 #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
@@ -519,7 +529,7 @@ impl<'a> Run<'a> {
         backend: &B,
         backend_name: &str,
         recovery: Option<&dyn Fn() -> RecoveryReport>,
-        peak: Option<&dyn Fn() -> Option<u64>>,
+        readout: Option<&dyn Fn() -> DeviceReadout>,
         out_tmp: OutFile,
         trace_tmp: Option<OutFile>,
     ) -> CliResult<()> {
@@ -539,6 +549,7 @@ impl<'a> Run<'a> {
             .map_err(|e| format!("proving failed: {e}"))?;
         self.spans.end("prove", t0);
         let recovered = recovery.map(|r| r());
+        let device = readout.map(|r| r()).unwrap_or_default();
 
         self.bar.set_message("verifying");
         let t0 = Instant::now();
@@ -555,9 +566,7 @@ impl<'a> Run<'a> {
         out_tmp.write(&bytes)?;
         self.spans.end("write", t0);
         self.bar.finish_and_clear();
-        let device_peak = peak.and_then(|p| p());
-        let report =
-            Report { run: &self, heights, backend_name, stats, recovered, device_peak, proof_bytes: bytes.len() };
+        let report = Report { run: &self, heights, backend_name, stats, recovered, device, proof_bytes: bytes.len() };
         if self.a.json {
             report.json();
         } else {
@@ -582,27 +591,27 @@ impl<'a> Run<'a> {
     }
 
     /// Proves on a device backend inside `Resilient` (decline recovery),
-    /// cross-checked against the CPU when asked; `peak` reads the device's
-    /// peak memory after the prove.
+    /// cross-checked against the CPU when asked; `readout` reads the
+    /// device's account of the prove (peak memory, timeline) after it.
     #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
     fn prove_on_device<B: Backend>(
         self,
         dev: B,
-        peak: fn(&B) -> Option<u64>,
+        readout: fn(&B) -> DeviceReadout,
         label: &str,
         out_tmp: OutFile,
         trace_tmp: Option<OutFile>,
     ) -> CliResult<()> {
         let resilient = Resilient::new(dev, recovery_policy(self.a.on_decline));
-        let device_peak = || peak(resilient.device());
         if self.a.cross_check {
             let b = CrossCheck::new(CpuBackend::new(), resilient);
             let report = || b.right().report();
-            let device_peak = || peak(b.right().device());
-            self.prove(&b, &format!("{label}, cross-checked"), Some(&report), Some(&device_peak), out_tmp, trace_tmp)
+            let device = || readout(b.right().device());
+            self.prove(&b, &format!("{label}, cross-checked"), Some(&report), Some(&device), out_tmp, trace_tmp)
         } else {
             let report = || resilient.report();
-            self.prove(&resilient, label, Some(&report), Some(&device_peak), out_tmp, trace_tmp)
+            let device = || readout(resilient.device());
+            self.prove(&resilient, label, Some(&report), Some(&device), out_tmp, trace_tmp)
         }
     }
 }
@@ -631,8 +640,7 @@ struct Report<'r, 'a> {
     backend_name: &'r str,
     stats: stark::ProveStats,
     recovered: Option<RecoveryReport>,
-    /// The device pool's high-water mark over the prove.
-    device_peak: Option<u64>,
+    device: DeviceReadout,
     proof_bytes: usize,
 }
 
@@ -676,7 +684,7 @@ impl Report<'_, '_> {
                 format!("memory    LDEs {which} (pieces of {piece}; {moved:.2} GiB moved between host and device)")
             }
         };
-        if let Some(p) = self.device_peak {
+        if let Some(p) = self.device.peak {
             line += &format!(", device peak {:.2} GiB", gib(p));
         }
         line
@@ -724,7 +732,8 @@ impl Report<'_, '_> {
             "spilled_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.spills(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
             "recomputed_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.recomputes(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
             "spilled_bytes": self.stats.spilled_bytes,
-            "device_peak_bytes": self.device_peak,
+            "device_peak_bytes": self.device.peak,
+            "device_timeline": self.device.timeline.as_ref().map(|t| t.json()),
             "timings_ms": spans,
             "unaccounted_ms": ms(&run.spans.unaccounted()),
             "prover_rounds_ms": rounds,
@@ -783,7 +792,8 @@ impl Report<'_, '_> {
         say!("total     {total:.2?}");
     }
 
-    /// `--timings`: every stage of every table, and the device's start-up.
+    /// `--timings`: every stage of every table, the device's start-up and
+    /// its timeline.
     fn details(&self) {
         if let Some(d) = &self.run.device {
             say!(
@@ -799,6 +809,9 @@ impl Report<'_, '_> {
         }
         for t in &self.stats.timings {
             say!("  {:>9.2?} +{:<9.2?} {:<16} {}", t.start, t.duration, t.stage, t.table);
+        }
+        for line in self.device.timeline.iter().flat_map(|t| t.lines()) {
+            say!("{line}");
         }
     }
 }
