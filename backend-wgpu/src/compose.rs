@@ -206,37 +206,8 @@ fn generate_part(
     first: bool,
 ) -> String {
     let mut s = String::from(COMPOSE_PC);
-    let mut b = 0;
-    for (name, count) in [("main", split.main), ("aux", split.aux), ("fix", split.fix)] {
-        if count > 0 {
-            s.push_str(&shader::reader(name, b, count));
-            b += count;
-        }
-    }
-    if split.next {
-        for (name, count) in [("main", split.main), ("aux", split.aux), ("fix", split.fix)] {
-            if count > 0 {
-                s.push_str(&shader::reader_shaped_as(&format!("{name}n"), name, b, count));
-                b += count;
-            }
-        }
-    }
-    for (name, w) in [("cst", false), ("zinv", false), ("tw", false), ("out", true)] {
-        let access = if w { "read_write" } else { "read" };
-        let _ = writeln!(s, "@group(0) @binding({b}) var<storage, {access}> {name}: array<vec2<u32>>;");
-        b += 1;
-    }
-    s.push_str("// COMMON\n");
-    s.push_str(
-        "@compute @workgroup_size(256)\n\
-         fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {\n\
-         \x20   let n_big = 1u << pc.log_big;\n    let mask = n_big - 1u;\n\
-         \x20   let i = (wid.y * 65535u + wid.x) * 256u + tid;\n    if (i >= n_big) {\n        return;\n    }\n\
-         \x20   let bl = 1u << pc.log_blowup;\n",
-    );
-    for (_, name) in GROUPS {
-        let _ = writeln!(s, "    var {name} = e_zero();");
-    }
+    emit_bindings(&mut s, split);
+    emit_entry(&mut s);
     let leaf = |l: Leaf| {
         trace_leaf(l, split.next).unwrap_or_else(|| match l {
             Leaf::Challenge(k) => cst_ext(cl.challenges + 3 * k as usize),
@@ -263,6 +234,48 @@ fn generate_part(
     });
     emit_quotient(&mut s, cs, ks, first);
     s
+}
+
+/// The bindings in order: readers of the main, auxiliary and fixed
+/// buffers, then (given) of their next rows, then the constants, the
+/// values of 1 / (x^n - 1), the twiddles and the output.
+fn emit_bindings(s: &mut String, split: Split) {
+    let mut b = 0;
+    for (name, count) in [("main", split.main), ("aux", split.aux), ("fix", split.fix)] {
+        if count > 0 {
+            s.push_str(&shader::reader(name, b, count));
+            b += count;
+        }
+    }
+    if split.next {
+        for (name, count) in [("main", split.main), ("aux", split.aux), ("fix", split.fix)] {
+            if count > 0 {
+                s.push_str(&shader::reader_shaped_as(&format!("{name}n"), name, b, count));
+                b += count;
+            }
+        }
+    }
+    for (name, w) in [("cst", false), ("zinv", false), ("tw", false), ("out", true)] {
+        let access = if w { "read_write" } else { "read" };
+        let _ = writeln!(s, "@group(0) @binding({b}) var<storage, {access}> {name}: array<vec2<u32>>;");
+        b += 1;
+    }
+}
+
+/// The field library's marker, then the entry point up to its first node:
+/// the row (none past the domain) and a zero sum per constraint domain.
+fn emit_entry(s: &mut String) {
+    s.push_str("// COMMON\n");
+    s.push_str(
+        "@compute @workgroup_size(256)\n\
+         fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {\n\
+         \x20   let n_big = 1u << pc.log_big;\n    let mask = n_big - 1u;\n\
+         \x20   let i = (wid.y * 65535u + wid.x) * 256u + tid;\n    if (i >= n_big) {\n        return;\n    }\n\
+         \x20   let bl = 1u << pc.log_blowup;\n",
+    );
+    for (_, name) in GROUPS {
+        let _ = writeln!(s, "    var {name} = e_zero();");
+    }
 }
 
 /// Divides each domain's sum (of the constraints `ks`) by its vanishing

@@ -78,6 +78,7 @@ impl Pc {
     }
 }
 
+// Out-of-domain evaluation.
 impl WgpuBackend {
     fn deep_kernel(&self, stage: Stage, ctx: &Ctx) -> Result<Arc<Kernel>> {
         let src = shader::kernel(self.dev.int64, DEEP, 1);
@@ -180,7 +181,10 @@ impl WgpuBackend {
             row.push(pref * acc);
         }
     }
+}
 
+// DEEP quotients and column combinations.
+impl WgpuBackend {
     pub(crate) fn deep(&self, ctx: &Ctx, domain: Coset, points: &[DeepPoint<WgpuMatrix>]) -> Result<WgpuMatrix> {
         let stage = Stage::Deep;
         validate::deep(domain, points)?;

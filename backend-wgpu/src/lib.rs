@@ -241,7 +241,10 @@ impl WgpuBackend {
     pub fn synchronize(&self) -> Result<()> {
         self.dev.wait(Stage::Download, &Ctx::table("-"))
     }
+}
 
+// Admission and matrix allocation, shared by every stage.
+impl WgpuBackend {
     /// Admits `bytes` of `stage`'s work through the memory gate (the
     /// `Admission` decline site).
     fn admit_bytes(&self, stage: Stage, ctx: &Ctx, bytes: u64) -> Result<Permit> {

@@ -39,6 +39,7 @@ fn with_hashes(body: &str) -> String {
     format!("{}\n{}\n{body}", shader::BLAKE3, shader::KECCAK)
 }
 
+// The kernels, made per buffer count and per adapter.
 impl WgpuBackend {
     fn leaf_kernel(&self, stage: Stage, ctx: &Ctx, buffers: usize) -> Result<Arc<Kernel>> {
         let nb = buffers as u32;
@@ -73,7 +74,10 @@ impl WgpuBackend {
         writable.push(true);
         self.dev.kernel(stage, ctx, "gather", &shader::kernel(self.dev.int64, &body, 1), &writable)
     }
+}
 
+// Commitments and leaf digests.
+impl WgpuBackend {
     pub(crate) fn merkle_commit(&self, ctx: &Ctx, m: &WgpuMatrix, hash: HashKind) -> Result<WgpuTree> {
         let stage = Stage::MerkleCommit;
         let _permit = self.admit_leaves(ctx, m)?;
@@ -148,7 +152,10 @@ impl WgpuBackend {
         }
         Ok(permit)
     }
+}
 
+// Openings and row reads: a gather per batch of rows.
+impl WgpuBackend {
     pub(crate) fn merkle_open(
         &self,
         ctx: &Ctx,
@@ -197,48 +204,12 @@ impl WgpuBackend {
         if rows.is_empty() {
             return Ok(vec![]);
         }
-        let (h, w) = (m.height, m.width);
-        let depth = levels.len();
-        // Word indices per source buffer, in output order: values row by
-        // row, then each row's path.
-        let mut sources: Vec<(&wgpu::Buffer, Vec<u32>)> = Vec::new();
-        for (buf, _, cols) in m.pieces() {
-            let mut idx = Vec::with_capacity(rows.len() * cols);
-            for &r in rows {
-                idx.extend((0..cols).map(|c| (c * h + r) as u32));
-            }
-            sources.push((buf, idx));
-        }
-        for (l, &(level, at)) in levels.iter().enumerate() {
-            let idx: Vec<u32> =
-                rows.iter().flat_map(|&r| (0..4).map(move |k| (at as usize + 4 * ((r >> l) ^ 1) + k) as u32)).collect();
-            sources.push((level, idx));
-        }
+        let sources = gather_indices(m, rows, levels);
         let total: usize = sources.iter().map(|s| s.1.len()).sum();
         let out = self.dev.alloc_uninit(stage, ctx, 8 * total as u64)?;
         let k = self.gather_kernel(stage, ctx)?;
-        // Per dispatch of up to `per` sources: their segment starts, then
-        // their indices; all of it one upload.
         let per = self.gather_sources();
-        let mut words: Vec<u32> = Vec::with_capacity(total + sources.len().div_ceil(per) * (per + 1));
-        let mut calls = Vec::new();
-        let mut at = 0usize;
-        for group in sources.chunks(per) {
-            let first = words.len();
-            let mut start = 0u32;
-            for (_, idx) in group {
-                words.push(start);
-                start += idx.len() as u32;
-            }
-            words.resize(first + per + 1, start);
-            for (_, idx) in group {
-                words.extend(idx);
-            }
-            calls.push((group, first, at, start as usize));
-            at += start as usize;
-        }
-        let packed: Vec<u64> =
-            words.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
+        let (packed, calls) = pack_gathers(&sources, per, total);
         let ib = self.upload_u64(stage, ctx, &packed)?;
         let mut job = self.dev.job(stage, ctx);
         for (group, first, at, count) in calls {
@@ -250,25 +221,81 @@ impl WgpuBackend {
         }
         job.submit()?;
         let v = self.dev.read(stage, ctx, &[(&out, 0, total as u64)])?;
-        // Unpack: per buffer piece, rows x cols values; then per level,
-        // rows x 4 words.
-        let mut values = vec![vec![F::ZERO; w]; rows.len()];
-        let mut pos = 0;
-        for (_, first, cols) in m.pieces() {
-            for row in values.iter_mut() {
-                for c in 0..cols {
-                    row[first + c] = F::new(v[pos]);
-                    pos += 1;
-                }
-            }
-        }
-        let mut paths = vec![Vec::with_capacity(depth); rows.len()];
-        for _ in 0..depth {
-            for p in paths.iter_mut() {
-                p.push(digest_bytes(&v[pos..pos + 4]));
-                pos += 4;
-            }
-        }
-        Ok(values.into_iter().zip(paths).map(|(values, path)| RowOpening { values, path }).collect())
+        Ok(unpack_openings(m, rows.len(), levels.len(), &v))
     }
+}
+
+/// A gather source: a buffer and the word indices read from it.
+type Source<'a> = (&'a wgpu::Buffer, Vec<u32>);
+
+/// Word indices per source buffer, in output order: values row by row,
+/// then each row's path.
+fn gather_indices<'a>(m: &'a WgpuMatrix, rows: &[usize], levels: &[(&'a wgpu::Buffer, u64)]) -> Vec<Source<'a>> {
+    let h = m.height;
+    let mut sources: Vec<Source<'a>> = Vec::new();
+    for (buf, _, cols) in m.pieces() {
+        let mut idx = Vec::with_capacity(rows.len() * cols);
+        for &r in rows {
+            idx.extend((0..cols).map(|c| (c * h + r) as u32));
+        }
+        sources.push((buf, idx));
+    }
+    for (l, &(level, at)) in levels.iter().enumerate() {
+        let idx: Vec<u32> =
+            rows.iter().flat_map(|&r| (0..4).map(move |k| (at as usize + 4 * ((r >> l) ^ 1) + k) as u32)).collect();
+        sources.push((level, idx));
+    }
+    sources
+}
+
+/// One gather dispatch: its sources, its first word in the index upload,
+/// its first output word, and its output words.
+type Call<'s, 'a> = (&'s [Source<'a>], usize, usize, usize);
+
+/// Per dispatch of up to `per` sources: their segment starts, then their
+/// indices; all of it one upload (two words a u64), with the dispatches.
+fn pack_gathers<'s, 'a>(sources: &'s [Source<'a>], per: usize, total: usize) -> (Vec<u64>, Vec<Call<'s, 'a>>) {
+    let mut words: Vec<u32> = Vec::with_capacity(total + sources.len().div_ceil(per) * (per + 1));
+    let mut calls = Vec::new();
+    let mut at = 0usize;
+    for group in sources.chunks(per) {
+        let first = words.len();
+        let mut start = 0u32;
+        for (_, idx) in group {
+            words.push(start);
+            start += idx.len() as u32;
+        }
+        words.resize(first + per + 1, start);
+        for (_, idx) in group {
+            words.extend(idx);
+        }
+        calls.push((group, first, at, start as usize));
+        at += start as usize;
+    }
+    let packed: Vec<u64> =
+        words.chunks(2).map(|p| p[0] as u64 | (p.get(1).copied().unwrap_or(0) as u64) << 32).collect();
+    (packed, calls)
+}
+
+/// The openings in a gather's output `v`: per buffer piece, rows x cols
+/// values; then per level, rows x 4 words.
+fn unpack_openings(m: &WgpuMatrix, rows: usize, depth: usize, v: &[u64]) -> Vec<RowOpening> {
+    let mut values = vec![vec![F::ZERO; m.width]; rows];
+    let mut pos = 0;
+    for (_, first, cols) in m.pieces() {
+        for row in values.iter_mut() {
+            for c in 0..cols {
+                row[first + c] = F::new(v[pos]);
+                pos += 1;
+            }
+        }
+    }
+    let mut paths = vec![Vec::with_capacity(depth); rows];
+    for _ in 0..depth {
+        for p in paths.iter_mut() {
+            p.push(digest_bytes(&v[pos..pos + 4]));
+            pos += 4;
+        }
+    }
+    values.into_iter().zip(paths).map(|(values, path)| RowOpening { values, path }).collect()
 }
