@@ -432,7 +432,8 @@ fn gpu_settings(a: &ProveArgs) -> CliResult<startup::GpuSettings> {
         let mut config = share::cuda_config(&a.share)?;
         // `--timings` reads the device's own time too: two events an operation.
         config.timeline |= a.timings;
-        startup::GpuSettings { cuda: Some((config, share::device_spec(&a.share)?)), options: proof_options(a)? }
+        let (cuda, devices_named) = (Some((config, share::device_spec(&a.share)?)), a.share.devices.is_some());
+        startup::GpuSettings { cuda, options: proof_options(a)?, devices_named }
     };
     #[cfg(not(feature = "cuda"))]
     let settings = {

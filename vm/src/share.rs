@@ -32,7 +32,7 @@ pub struct ShareArgs {
     /// Proofs in flight at once on each device in a batch (segments, with --segment-cycles)
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub jobs: u64,
-    /// CUDA devices to prove on, by ordinal: 0,1 or all (several devices run as one batch)
+    /// CUDA devices to prove on, by ordinal: 0,1 or all (several devices run as one batch); named, a device that cannot open is an error, even with --backend auto
     #[arg(long, value_name = "LIST")]
     pub devices: Option<String>,
     /// Device memory proofs may hold at once, per device: bytes, or with a K, M, G or T suffix (default: free memory at start less 2 GiB)
@@ -83,7 +83,8 @@ pub fn dispatch(a: &ProveArgs) -> Option<CliResult<()>> {
 }
 
 /// `--devices` and `--vram-budget` name CUDA devices: refused with the cpu
-/// backend (with `auto` they apply when a device is used).
+/// backend (with `auto` they apply when a device is used, and a named
+/// device that cannot open fails the run).
 fn device_flags_fit(a: &ProveArgs) -> CliResult<()> {
     if matches!(a.backend, crate::BackendChoice::Cpu) {
         if a.share.devices.is_some() {

@@ -55,6 +55,10 @@ pub struct GpuSettings {
     /// The statement's options, for the rehearsal prove.
     #[cfg(feature = "cuda")]
     pub options: stark::ProofOptions,
+    /// `--devices` was given: with `auto`, a named device that cannot
+    /// open is an error, not a reason to prove on the CPU.
+    #[cfg(any(feature = "cuda", feature = "wgpu"))]
+    pub devices_named: bool,
 }
 
 /// Where the device's start-up time went, on its own thread.
@@ -155,12 +159,12 @@ impl Starting {
         let t0 = Instant::now();
         let choice = self.choice;
         let (program, inputs) = (&self.program, &self.inputs);
-        let settings = self.settings.clone();
+        let (settings, named) = (self.settings.clone(), self.settings.devices_named);
         let thread = self.gpu.unwrap_or_else(|| start_gpu(choice, VmMachine::new(program, inputs, &[]), settings));
         let ready = thread.join().unwrap_or_else(|_| Err("the device start-up thread panicked".into()));
         match ready {
             Ok((chosen, start)) => Ok((chosen, Some(start), t0.elapsed())),
-            Err(e) if choice == BackendChoice::Auto => {
+            Err(e) if choice == BackendChoice::Auto && !named => {
                 Ok((Chosen::Cpu(Some(format!("auto: no usable GPU: {e}"))), None, t0.elapsed()))
             }
             Err(e) => Err(e),
@@ -183,7 +187,7 @@ fn start_gpu(choice: BackendChoice, machine: VmMachine, settings: GpuSettings) -
             #[cfg(feature = "cuda")]
             match open_cuda(&machine, &settings) {
                 Ok(ready) => return Ok(ready),
-                Err(e) if choice == BackendChoice::Cuda => {
+                Err(e) if choice == BackendChoice::Cuda || settings.devices_named => {
                     return Err(format!("the cuda backend cannot run here: {e}"))
                 }
                 Err(e) => why.push(format!("cuda: {e}")),

@@ -385,6 +385,31 @@ fn bad_batch_and_device_flags_fail_with_one_line() {
     fails_cleanly(&["prove", "bad.kasm", "--repeat", "2"]);
 }
 
+/// `--devices` with `auto`: a statement long enough for the GPU proves on
+/// the named device, or, where it cannot open, fails naming why; it never
+/// proves on the CPU instead (without `--devices`, auto falls back).
+#[cfg(feature = "cuda")]
+#[test]
+fn auto_with_named_devices_uses_them_or_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = example("chain.kasm");
+    let args = ["prove", &chain, "--input", "131070,3", "--devices", "0", "--out", "p.proof"];
+    let o = kiln(dir.path(), &args);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    if o.status.success() {
+        let options = text.lines().find(|l| l.starts_with("options")).unwrap();
+        assert!(options.starts_with("options   cuda ("), "{options}");
+    } else {
+        let e = stderr(&o);
+        assert!(e.starts_with("error: the cuda backend cannot run here: "), "{e}");
+        assert!(!dir.path().join("p.proof").exists());
+        // Unnamed, the same run falls back to the CPU and says why.
+        let o = kiln(dir.path(), &["prove", &chain, "--input", "131070,3", "--out", "p.proof"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("cpu (auto: no usable GPU: "));
+    }
+}
+
 #[test]
 fn spilled_and_recomputed_proves_write_the_kept_proof_and_say_what_they_did() {
     let dir = tempfile::tempdir().unwrap();
