@@ -81,6 +81,17 @@ pub trait Wrapper: Send + Sync {
     }
 }
 
+/// A backend shared by reference count is a backend: every operation
+/// runs on the one behind it. A process that keeps a device open across
+/// proves (`kiln serve`) hands each prove its own wrappers over one
+/// device this way.
+impl<B: Backend> Wrapper for std::sync::Arc<B> {
+    type Inner = B;
+    fn inner(&self) -> &B {
+        self
+    }
+}
+
 /// The inner backend's matrix type of a [`Wrapper`].
 pub type Matrix<W> = <<W as Wrapper>::Inner as BackendBase>::Matrix;
 /// The inner backend's tree type of a [`Wrapper`].

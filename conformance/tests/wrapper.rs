@@ -112,6 +112,30 @@ fn a_counting_wrapper_is_one_hook_and_changes_no_byte() {
     assert_eq!(calls.get("grind"), Some(&1), "{calls:?}");
 }
 
+/// One backend shared by reference count (as `kiln serve` holds its
+/// device) proves the reference's bytes, from several threads at once.
+#[test]
+fn a_shared_backend_is_the_backend_behind_it() {
+    use stark::examples::TwoTables;
+    let options = stark::ProofOptions { log_blowup: 2, num_queries: 8, grinding_bits: 2, ..Default::default() };
+    let machine = TwoTables::default();
+    let want = stark::prove(&CpuBackend::new(), &machine, TwoTables::traces(5, 3), &[], &options).unwrap().to_bytes();
+    let shared = std::sync::Arc::new(CpuBackend::new());
+    std::thread::scope(|s| {
+        let proves: Vec<_> = (0..3)
+            .map(|_| {
+                let b = shared.clone();
+                let options = &options;
+                s.spawn(move || stark::prove(&b, &TwoTables::default(), TwoTables::traces(5, 3), &[], options))
+            })
+            .collect();
+        for p in proves {
+            assert!(p.join().unwrap().unwrap().to_bytes() == want, "a shared backend changed the proof");
+        }
+    });
+    assert_eq!(BackendBase::name(&shared), "cpu");
+}
+
 /// A hook that answers an op with the wrong kind of result is a typed
 /// error naming the stage, not a panic.
 struct Confused;

@@ -19,7 +19,7 @@ use readout::DeviceReadout;
 use serde_json::{json, Value};
 use stark::verifier::Acceptance;
 use stark::{ProofOptions, ProveObserver, Security, StageTiming};
-use startup::{Chosen, DeviceStart, Starting};
+use startup::{Chosen, DeviceStart, Served, Starting};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -51,6 +51,8 @@ enum Cmd {
     /// One step of a segmented prove, for a distributed driver (see `kiln prove --segment-cycles`)
     #[command(subcommand)]
     Segment(segcmd::SegmentCmd),
+    /// Keep a backend open and prove, one at a time, what `kiln prove --server SOCKET` sends
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Args)]
@@ -138,6 +140,9 @@ struct ProveArgs {
     /// Write per-stage timings as a chrome://tracing file
     #[arg(long, value_name = "FILE")]
     trace_out: Option<PathBuf>,
+    /// Prove through the `kiln serve` listening on this socket, which holds its device open (default: $KILN_SERVER, when set)
+    #[arg(long, value_name = "SOCKET")]
+    server: Option<PathBuf>,
     /// Also print every prover stage of every table, the device's start-up, and on CUDA its own time by stage
     #[arg(long)]
     timings: bool,
@@ -178,16 +183,17 @@ struct RunArgs {
 
 type CliResult<T> = Result<T, String>;
 
-/// Prints a line to stdout; a closed pipe (`kiln verify f | head -1`) is
-/// not an error of the command.
+/// Prints a line to stdout, or, in a prove `kiln serve` runs, to the
+/// client's answer ([`serve::say`]).
 macro_rules! say {
     ($($t:tt)*) => {{
-        let _ = writeln!(std::io::stdout(), $($t)*);
+        $crate::serve::say(format_args!($($t)*));
     }};
 }
 
 // After `say!`, which they use.
 mod segcmd;
+mod serve;
 mod share;
 
 fn main() -> ExitCode {
@@ -218,12 +224,18 @@ fn main() -> ExitCode {
     // A bug below must still end in one line and no partial output: the
     // hook stays quiet and the unwinding drops any temporary file.
     std::panic::set_hook(Box::new(|_| {}));
+    if let Cmd::Prove(a) = &cli.cmd {
+        if let Some(socket) = serve::server_for(a) {
+            return serve::client(&socket);
+        }
+    }
     let result = std::panic::catch_unwind(|| match cli.cmd {
         Cmd::Prove(a) => cmd_prove(a, start),
         Cmd::Verify(a) => cmd_verify(a),
         Cmd::Run(a) => cmd_run(a),
         Cmd::Devices { json } => cmd_devices(json),
         Cmd::Segment(c) => segcmd::cmd_segment(c),
+        Cmd::Serve(a) => serve::cmd_serve(a),
     });
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -232,15 +244,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            eprintln!("error: internal error: {}", msg.lines().next().unwrap_or(""));
+            eprintln!("error: internal error: {}", panic_text(&p).lines().next().unwrap_or(""));
             ExitCode::from(101)
         }
     }
+}
+
+/// A panic's message.
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn one_line_clap_error(e: &clap::Error) -> String {
@@ -289,6 +304,19 @@ fn list(v: &[F]) -> String {
     let shown: Vec<String> = v.iter().take(16).map(|x| x.to_string()).collect();
     let more = if v.len() > 16 { format!(", ... ({} in all)", v.len()) } else { String::new() };
     format!("[{}{more}]", shown.join(", "))
+}
+
+impl ProveArgs {
+    /// Every path the arguments name, taken relative to `cwd` (a served
+    /// prove runs in the server's directory, for the client's).
+    fn resolve_paths(&mut self, cwd: &Path) {
+        let at = |p: &mut PathBuf| *p = cwd.join(&*p);
+        self.program.iter_mut().for_each(at);
+        at(&mut self.out);
+        self.trace_out.iter_mut().for_each(at);
+        self.share.more.iter_mut().for_each(at);
+        self.share.out_dir.iter_mut().for_each(at);
+    }
 }
 
 /// The proof and trace files of a prove, checked against each other and
@@ -370,7 +398,29 @@ fn proof_options(a: &ProveArgs) -> CliResult<ProofOptions> {
     options_of(a.hash, a.blowup, a.queries, a.grinding)
 }
 
+/// Where a prove's backend comes from.
+enum Device<'s> {
+    /// Opened by this process, on its own thread.
+    Starting(Box<Starting>),
+    /// Held by `kiln serve`.
+    Served(&'s Served),
+}
+
 fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
+    cmd_prove_with(a, start, None)
+}
+
+/// `kiln prove`, on the backend `kiln serve` holds when `served`, else
+/// on one this process opens.
+fn cmd_prove_with(a: ProveArgs, start: Instant, served: Option<&Served>) -> CliResult<()> {
+    if served.is_some() {
+        if a.segment_cycles.is_some() || share::is_batch(&a) {
+            return Err("kiln serve proves one program at a time: segments and batches (--segment-cycles, several programs, --repeat, several --devices, --out-dir, --debug-races) run without --server".into());
+        }
+        if a.share.devices.is_some() || a.share.vram_budget.is_some() {
+            return Err("--devices and --vram-budget are the server's: give them to `kiln serve`".into());
+        }
+    }
     if let Some(cycles) = a.segment_cycles {
         return segcmd::cmd_prove_segmented(&a, cycles);
     }
@@ -384,43 +434,25 @@ fn cmd_prove(a: ProveArgs, start: Instant) -> CliResult<()> {
         inputs = examples::DEFAULT_INPUTS.iter().map(|&v| F::new(v)).collect();
     }
     let (out_tmp, trace_tmp) = prove_outputs(&a)?;
-    // The device starts now, on its own thread, behind execution and tracing.
-    let starting = Starting::begin(a.backend, &program, &inputs, gpu_settings(&a)?)?;
+    // The device starts now, on its own thread, behind execution and
+    // tracing (a served one is open already).
+    let device = match served {
+        Some(served) => Device::Served(served),
+        None => Device::Starting(Box::new(Starting::begin(a.backend, &program, &inputs, gpu_settings(&a)?)?)),
+    };
     let mut run = Run::execute(&a, &opts, name, program, &inputs, start)?;
-    let (chosen, device, waited) = starting.choose(run.ex.cycles)?;
-    if device.is_some() || !waited.is_zero() {
-        run.spans.add("device wait", waited);
-    }
-    run.device = device;
-    match chosen {
-        Chosen::Cpu(why) => {
-            let label = why.map_or("cpu".to_string(), |w| format!("cpu ({w})"));
-            if a.cross_check {
-                let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
-                run.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)
-            } else {
-                run.prove(&CpuBackend::new(), &label, None, None, out_tmp, trace_tmp)
+    let chosen = match device {
+        Device::Served(served) => served.choose(a.backend, run.ex.cycles)?,
+        Device::Starting(starting) => {
+            let (chosen, device, waited) = starting.choose(run.ex.cycles)?;
+            if device.is_some() || !waited.is_zero() {
+                run.spans.add("device wait", waited);
             }
+            run.device = device;
+            chosen
         }
-        #[cfg(feature = "cuda")]
-        Chosen::Cuda(dev) => {
-            let label = format!("cuda ({})", dev.device().name);
-            run.budget = Some(dev.gate_stats().budget);
-            // The peak and the timeline count the prove, not the start-up's rehearsal.
-            let _ = dev.pool_usage(true);
-            let _ = dev.timeline();
-            let readout = |d: &backend_cuda::CudaBackend| DeviceReadout {
-                peak: d.pool_usage(false).ok().map(|u| u.1),
-                timeline: d.timeline().ok().flatten().map(Into::into),
-            };
-            run.prove_on_device(dev, readout, &label, out_tmp, trace_tmp)
-        }
-        #[cfg(feature = "wgpu")]
-        Chosen::Wgpu(dev) => {
-            let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
-            run.prove_on_device(dev, |_| DeviceReadout::default(), &label, out_tmp, trace_tmp)
-        }
-    }
+    };
+    run.prove_chosen(chosen, out_tmp, trace_tmp)
 }
 
 /// How `--backend cuda` or `auto` opens CUDA: `--devices`, `--vram-budget`,
@@ -506,7 +538,7 @@ impl<'a> Run<'a> {
     ) -> CliResult<Run<'a>> {
         let mut spans = Spans { start, list: vec![] };
         spans.end("start-up", start);
-        let bar = if a.json { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
+        let bar = if a.json || serve::capturing() { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
         bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"));
         bar.enable_steady_tick(Duration::from_millis(120));
         bar.set_message("executing");
@@ -589,6 +621,40 @@ impl<'a> Run<'a> {
             (ResidencyChoice::Recompute, Some(budget)) => stark::Residency::recompute_all_within(&set, budget),
             (ResidencyChoice::Recompute, None) => stark::Residency::RECOMPUTE_ALL,
         })
+    }
+
+    /// Proves on the backend chosen for the run.
+    fn prove_chosen(self, chosen: Chosen, out_tmp: OutFile, trace_tmp: Option<OutFile>) -> CliResult<()> {
+        match chosen {
+            Chosen::Cpu(why) => {
+                let label = why.map_or("cpu".to_string(), |w| format!("cpu ({w})"));
+                if self.a.cross_check {
+                    let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
+                    self.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)
+                } else {
+                    self.prove(&CpuBackend::new(), &label, None, None, out_tmp, trace_tmp)
+                }
+            }
+            #[cfg(feature = "cuda")]
+            Chosen::Cuda(dev) => {
+                let label = format!("cuda ({})", dev.device().name);
+                let mut run = self;
+                run.budget = Some(dev.gate_stats().budget);
+                // The peak and the timeline count the prove, not what ran before it.
+                let _ = dev.pool_usage(true);
+                let _ = dev.timeline();
+                let readout = |d: &std::sync::Arc<backend_cuda::CudaBackend>| DeviceReadout {
+                    peak: d.pool_usage(false).ok().map(|u| u.1),
+                    timeline: d.timeline().ok().flatten().map(Into::into),
+                };
+                run.prove_on_device(dev, readout, &label, out_tmp, trace_tmp)
+            }
+            #[cfg(feature = "wgpu")]
+            Chosen::Wgpu(dev) => {
+                let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
+                self.prove_on_device(dev, |_| DeviceReadout::default(), &label, out_tmp, trace_tmp)
+            }
+        }
     }
 
     /// Proves on a device backend inside `Resilient` (decline recovery),

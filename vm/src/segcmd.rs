@@ -14,7 +14,6 @@ use serde_json::json;
 use stark::segments::MainCommitment;
 use stark::verifier::Acceptance;
 use stark::ProofOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -14,7 +14,6 @@ use serde_json::{json, Value};
 use stark::batch::{prove_spread, BatchConfig, BatchOrder, BatchReport, Statement};
 use stark::verifier::Acceptance;
 use stark::ProofOptions;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 use vm::bundle::{hex, ProofBundle};
@@ -74,12 +73,17 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 /// otherwise checks that the device flags fit the backend and returns
 /// `None`, for the single prove.
 pub fn dispatch(a: &ProveArgs) -> Option<CliResult<()>> {
-    let s = &a.share;
-    let several = s.devices.as_deref().is_some_and(|d| d.trim().eq_ignore_ascii_case("all") || d.contains(','));
-    if !s.more.is_empty() || s.repeat > 1 || several || s.debug_races || s.out_dir.is_some() {
+    if is_batch(a) {
         return Some(cmd_prove_batch(a));
     }
     device_flags_fit(a).err().map(Err)
+}
+
+/// Whether `kiln prove` is a batch (see [`dispatch`]).
+pub fn is_batch(a: &ProveArgs) -> bool {
+    let s = &a.share;
+    let several = s.devices.as_deref().is_some_and(|d| d.trim().eq_ignore_ascii_case("all") || d.contains(','));
+    !s.more.is_empty() || s.repeat > 1 || several || s.debug_races || s.out_dir.is_some()
 }
 
 /// `--devices` and `--vram-budget` name CUDA devices: refused with the cpu

@@ -35,14 +35,16 @@ fn auto_gpu_min_cycles() -> u64 {
     std::env::var("KILN_AUTO_GPU_MIN_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(AUTO_GPU_MIN_CYCLES)
 }
 
-/// The backend a prove runs on.
+/// The backend a prove runs on. A device is shared (`Arc<B>` is a
+/// backend): `kiln serve` keeps one open across proves.
+#[derive(Clone)]
 pub enum Chosen {
     /// With why `auto` chose it.
     Cpu(Option<String>),
     #[cfg(feature = "cuda")]
-    Cuda(backend_cuda::CudaBackend),
+    Cuda(std::sync::Arc<backend_cuda::CudaBackend>),
     #[cfg(feature = "wgpu")]
-    Wgpu(backend_wgpu::WgpuBackend),
+    Wgpu(std::sync::Arc<backend_wgpu::WgpuBackend>),
 }
 
 /// How the CLI opens CUDA: the configuration (`KILN_CUDA_*`, the flags)
@@ -177,6 +179,55 @@ impl Starting {
     }
 }
 
+/// A backend `kiln serve` opened once, for every prove it is sent.
+pub struct Served {
+    pub chosen: Chosen,
+}
+
+impl Served {
+    /// Opens the backend `choice` names as [`Starting::choose`] would for
+    /// a run long enough for a GPU (`auto`: a GPU if one opens, else the
+    /// CPU).
+    pub fn open(choice: BackendChoice, settings: GpuSettings) -> Result<Served, String> {
+        let program = vm::assemble(vm::examples::DEFAULT).map_err(|e| e.to_string())?;
+        let starting = Starting::begin(choice, &program, &[F::new(10)], settings)?;
+        let (chosen, _, _) = starting.choose(u64::MAX)?;
+        Ok(Served { chosen })
+    }
+
+    /// What a prove of `cycles` cycles asking for `choice` runs on: the
+    /// served device, or the CPU where `--backend cpu` asks for it or
+    /// `auto` finds the run too short for a GPU (as a local prove would).
+    /// A GPU the server does not hold is an error, not a substitute.
+    pub fn choose(&self, choice: BackendChoice, cycles: u64) -> Result<Chosen, String> {
+        let min = auto_gpu_min_cycles();
+        let served_gpu = !matches!(self.chosen, Chosen::Cpu(_));
+        match choice {
+            BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
+            BackendChoice::Auto if served_gpu && cycles < min => {
+                Ok(Chosen::Cpu(Some(format!("auto: {cycles} cycles, below the {min} where a GPU is faster"))))
+            }
+            BackendChoice::Auto => Ok(self.chosen.clone()),
+            #[cfg(feature = "cuda")]
+            BackendChoice::Cuda if matches!(self.chosen, Chosen::Cuda(_)) => Ok(self.chosen.clone()),
+            #[cfg(feature = "wgpu")]
+            BackendChoice::Wgpu if matches!(self.chosen, Chosen::Wgpu(_)) => Ok(self.chosen.clone()),
+            BackendChoice::Cuda | BackendChoice::Wgpu => {
+                Err(format!("--backend {}: the server does not hold that backend", choice_name(choice)))
+            }
+        }
+    }
+}
+
+fn choice_name(choice: BackendChoice) -> &'static str {
+    match choice {
+        BackendChoice::Auto => "auto",
+        BackendChoice::Cpu => "cpu",
+        BackendChoice::Cuda => "cuda",
+        BackendChoice::Wgpu => "wgpu",
+    }
+}
+
 /// Opens the device `choice` names (for `auto`: CUDA, then a wgpu adapter
 /// on a real GPU) on a thread of its own.
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
@@ -267,7 +318,7 @@ fn open_cuda(machine: &VmMachine, settings: &GpuSettings) -> Result<(Chosen, Dev
         eprintln!("kiln: the device's rehearsal prove failed ({e}); proving goes on");
     }
     start.rehearsal = rehearsed.1;
-    Ok((Chosen::Cuda(b), start))
+    Ok((Chosen::Cuda(std::sync::Arc::new(b)), start))
 }
 
 /// Proves a small run of the embedded default program with the
@@ -299,7 +350,7 @@ fn open_wgpu(gpu_only: bool) -> Result<(Chosen, DeviceStart), String> {
         backend_wgpu::WgpuBackend::new()
     };
     let b = b.map_err(|e| e.to_string())?;
-    Ok((Chosen::Wgpu(b), DeviceStart { open: t0.elapsed(), ..Default::default() }))
+    Ok((Chosen::Wgpu(std::sync::Arc::new(b)), DeviceStart { open: t0.elapsed(), ..Default::default() }))
 }
 
 #[cfg(test)]
