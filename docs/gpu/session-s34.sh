@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The GPU call session 34 prepared and could not make (no machine was
-# lent): upload_commit with its leaves hashed under the upload
+# The GPU calls sessions 34 and 35 prepared and could not make (no machine
+# was lent): upload_commit with its leaves hashed under the upload
 # (KILN_CUDA_LEAVES_UNDER_UPLOAD=1) checked and timed against the
-# extension committed once complete, and the CPU chunk-size question left
-# by session 33. Binaries built on the development machine and carried
+# extension committed once complete, `kiln serve`'s walls (session 35),
+# and the CPU chunk-size question left by session 33. Binaries built on the development machine and carried
 # (gzipped or not) in .gpu-run:
 #   vs_cpu, declines, conformance_cuda  the test binaries of
 #       `cargo test --release -p backend-cuda --features fault-injection
@@ -26,10 +26,14 @@
 #          `kiln prove --timings`'s, of the 2^20-cycle program,
 #          main_round (both orders in one process) and prove_air from a
 #          pageable and a pinned trace, the order alternated, both hashes;
+#   serve  issue 11's walls through `kiln serve --backend cuda` (the device
+#          held open): five `kiln prove --server` of the 2^20-cycle program
+#          and of the default program, each process timed whole
+#          (wall.py), beside five local CUDA and CPU proves, proofs compared;
 #   cpu    cpu-host.sh lde with VERSIONS="next2 next3".
 # Run from the repository root: bash docs/gpu/session-s34.sh all, or, under
-# the 10-minute limit of one device call, `gpu` in one call and `cpu` in
-# another. Logs in $OUT.
+# the 10-minute limit of one device call, `gpu` in one call and `serve`
+# then `cpu` in another. Logs in $OUT.
 set -uo pipefail
 B=.gpu-run
 OUT=${OUT:-/tmp/s34}
@@ -72,14 +76,35 @@ bench() {
             | grep -E "main commit|rounds:|prove:|verify" | tee -a "$L"
     done; done; done; done
 }
+serve() {
+    local L="$OUT/serve.log" S=/tmp/kiln-serve.sock CHAIN="vm/examples/chain.kasm --input 262142,3"
+    echo "== $(cat $B/commit 2>/dev/null); $(nvidia-smi -L | head -1)" | tee -a "$L"
+    $B/kiln serve --socket $S --backend cuda 2>>"$L" &
+    local server=$!
+    for i in $(seq 600); do [ -S $S ] && break; sleep 0.1; done
+    echo "== 2^20 cycles: served, local cuda, local cpu (wall, RSS, rc, cpu, stages)" | tee -a "$L"
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py $B/kiln prove $CHAIN --server $S --out /tmp/served.proof | tee -a "$L"; done
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py $B/kiln prove $CHAIN --backend cuda --out /tmp/local.proof | tee -a "$L"; done
+    for i in 1 2 3; do python3 docs/gpu/wall.py $B/kiln prove $CHAIN --backend cpu --out /tmp/cpu.proof | tee -a "$L"; done
+    cmp /tmp/served.proof /tmp/local.proof && cmp /tmp/local.proof /tmp/cpu.proof && echo "proofs identical" | tee -a "$L"
+    echo "== the default program: served (auto), served --backend cuda, local auto" | tee -a "$L"
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py $B/kiln prove --server $S --out /tmp/d.proof | tee -a "$L"; done
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py $B/kiln prove --server $S --backend cuda --out /tmp/d.proof | tee -a "$L"; done
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py $B/kiln prove --out /tmp/d.proof | tee -a "$L"; done
+    echo "== one served prove's report" | tee -a "$L"
+    $B/kiln prove $CHAIN --server $S --timings --out /tmp/served.proof 2>&1 | grep -E "^(options|stages|rounds|memory|total)" | tee -a "$L"
+    kill $server
+}
 case "$1" in
 check) check ;;
 gpu) check; bench ;;
 bench) bench ;;
+serve) serve ;;
 cpu) VERSIONS="next2 next3" OUT=$OUT bash docs/gpu/cpu-host.sh lde ;;
 all)
     check
     bench
+    serve
     VERSIONS="next2 next3" OUT=$OUT bash docs/gpu/cpu-host.sh lde
     ;;
 esac
