@@ -104,12 +104,30 @@ fn ask(socket: &Path) -> CliResult<Value> {
         .collect::<CliResult<_>>()?;
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let cwd = cwd.to_str().ok_or("the working directory is not UTF-8, which --server cannot send")?;
+    owned_by_us(socket)?;
     let mut stream =
         UnixStream::connect(socket).map_err(|e| format!("cannot reach the kiln server at `{server}`: {e}"))?;
     send(&mut stream, &json!({ "cwd": cwd, "args": args }))
         .map_err(|e| format!("cannot send the run to the kiln server at `{server}`: {e}"))?;
     receive(&mut stream, u32::MAX)
         .map_err(|e| format!("the kiln server at `{server}` closed the connection without an answer ({e})"))
+}
+
+/// The server writes files as its user and its answer is printed as the
+/// prove's: a socket another user owns (a shared /tmp) is not trusted.
+fn owned_by_us(socket: &Path) -> CliResult<()> {
+    use std::os::unix::fs::MetadataExt;
+    let server = socket.display();
+    let meta = std::fs::metadata(socket).map_err(|e| format!("cannot reach the kiln server at `{server}`: {e}"))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(format!(
+            "`{server}` belongs to user {}, not to this one (uid {me}): not sending it a run",
+            meta.uid()
+        ));
+    }
+    Ok(())
 }
 
 fn send(stream: &mut UnixStream, v: &Value) -> std::io::Result<()> {

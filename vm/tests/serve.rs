@@ -125,3 +125,21 @@ fn serve_never_replaces_a_file_that_is_not_a_socket() {
     assert!(stderr(&o).contains("is not a socket"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me");
 }
+
+/// A socket another user owns is not sent a run (its answer would be
+/// printed as the prove's). Needs the right to give a file away (root);
+/// elsewhere there is no such socket to make.
+#[test]
+fn a_socket_of_another_user_is_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("theirs.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    if std::os::unix::fs::chown(&socket, Some(65534), None).is_err() {
+        eprintln!("not run: this user cannot give a file away");
+        return;
+    }
+    let o = kiln(dir.path(), &["prove", "--input", "5", "--server", socket.to_str().unwrap(), "--out", "p.proof"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("belongs to user 65534"), "{}", stderr(&o));
+    assert!(!dir.path().join("p.proof").exists());
+}
