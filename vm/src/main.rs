@@ -625,9 +625,9 @@ impl<'a> Run<'a> {
 
     /// Proves on the backend chosen for the run.
     fn prove_chosen(self, chosen: Chosen, out_tmp: OutFile, trace_tmp: Option<OutFile>) -> CliResult<()> {
+        let label = chosen.label();
         match chosen {
-            Chosen::Cpu(why) => {
-                let label = why.map_or("cpu".to_string(), |w| format!("cpu ({w})"));
+            Chosen::Cpu(_) => {
                 if self.a.cross_check {
                     let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
                     self.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)
@@ -637,7 +637,6 @@ impl<'a> Run<'a> {
             }
             #[cfg(feature = "cuda")]
             Chosen::Cuda(dev) => {
-                let label = format!("cuda ({})", dev.device().name);
                 let mut run = self;
                 run.budget = Some(dev.gate_stats().budget);
                 // The peak and the timeline count the prove, not what ran before it.
@@ -650,10 +649,7 @@ impl<'a> Run<'a> {
                 run.prove_on_device(dev, readout, &label, out_tmp, trace_tmp)
             }
             #[cfg(feature = "wgpu")]
-            Chosen::Wgpu(dev) => {
-                let label = format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api);
-                self.prove_on_device(dev, |_| DeviceReadout::default(), &label, out_tmp, trace_tmp)
-            }
+            Chosen::Wgpu(dev) => self.prove_on_device(dev, |_| DeviceReadout::default(), &label, out_tmp, trace_tmp),
         }
     }
 

@@ -156,13 +156,7 @@ pub fn cmd_serve(a: ServeArgs) -> CliResult<()> {
     let listener = bind(&a.socket)?;
     let t0 = Instant::now();
     let served = Served::open(a.backend, gpu_settings(&a)?)?;
-    let label = match &served.chosen {
-        crate::startup::Chosen::Cpu(why) => why.as_ref().map_or("cpu".to_string(), |w| format!("cpu ({w})")),
-        #[cfg(feature = "cuda")]
-        crate::startup::Chosen::Cuda(d) => format!("cuda ({})", d.device().name),
-        #[cfg(feature = "wgpu")]
-        crate::startup::Chosen::Wgpu(d) => format!("wgpu ({})", d.adapter().name),
-    };
+    let label = served.chosen.label();
     eprintln!("kiln serve: {label} opened in {:.2?}; listening on {}", t0.elapsed(), a.socket.display());
     for conn in listener.incoming() {
         match conn {

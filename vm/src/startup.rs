@@ -47,6 +47,20 @@ pub enum Chosen {
     Wgpu(std::sync::Arc<backend_wgpu::WgpuBackend>),
 }
 
+impl Chosen {
+    /// How the report names it: `cpu (why auto chose it)`, `cuda (device)`,
+    /// `wgpu (adapter, API)`.
+    pub fn label(&self) -> String {
+        match self {
+            Chosen::Cpu(why) => why.as_ref().map_or("cpu".to_string(), |w| format!("cpu ({w})")),
+            #[cfg(feature = "cuda")]
+            Chosen::Cuda(dev) => format!("cuda ({})", dev.device().name),
+            #[cfg(feature = "wgpu")]
+            Chosen::Wgpu(dev) => format!("wgpu ({}, {})", dev.adapter().name, dev.adapter().api),
+        }
+    }
+}
+
 /// How the CLI opens CUDA: the configuration (`KILN_CUDA_*`, the flags)
 /// and the devices (`--devices`; a single prove takes the first), or the
 /// defaults and device 0.
