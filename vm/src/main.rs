@@ -51,7 +51,7 @@ enum Cmd {
     /// One step of a segmented prove, for a distributed driver (see `kiln prove --segment-cycles`)
     #[command(subcommand)]
     Segment(segcmd::SegmentCmd),
-    /// Keep a backend open and prove, one at a time, what `kiln prove --server SOCKET` sends
+    /// Keep a backend open and prove what `kiln prove --server SOCKET` sends
     Serve(serve::ServeArgs),
 }
 
@@ -441,18 +441,18 @@ fn cmd_prove_with(a: ProveArgs, start: Instant, served: Option<&Served>) -> CliR
         None => Device::Starting(Box::new(Starting::begin(a.backend, &program, &inputs, gpu_settings(&a)?)?)),
     };
     let mut run = Run::execute(&a, &opts, name, program, &inputs, start)?;
-    let chosen = match device {
-        Device::Served(served) => served.choose(a.backend, run.ex.cycles)?,
+    let (chosen, alone) = match device {
+        Device::Served(served) => (served.choose(a.backend, run.ex.cycles)?, served.alone),
         Device::Starting(starting) => {
             let (chosen, device, waited) = starting.choose(run.ex.cycles)?;
             if device.is_some() || !waited.is_zero() {
                 run.spans.add("device wait", waited);
             }
             run.device = device;
-            chosen
+            (chosen, true)
         }
     };
-    run.prove_chosen(chosen, out_tmp, trace_tmp)
+    run.prove_chosen(chosen, alone, out_tmp, trace_tmp)
 }
 
 /// How `--backend cuda` or `auto` opens CUDA: `--devices`, `--vram-budget`,
@@ -623,8 +623,11 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Proves on the backend chosen for the run.
-    fn prove_chosen(self, chosen: Chosen, out_tmp: OutFile, trace_tmp: Option<OutFile>) -> CliResult<()> {
+    /// Proves on the backend chosen for the run; `alone` when no other
+    /// prove shares the device (its peak and timeline are then this
+    /// prove's, and reported).
+    #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+    fn prove_chosen(self, chosen: Chosen, alone: bool, out_tmp: OutFile, trace_tmp: Option<OutFile>) -> CliResult<()> {
         let label = chosen.label();
         match chosen {
             Chosen::Cpu(_) => {
@@ -639,13 +642,19 @@ impl<'a> Run<'a> {
             Chosen::Cuda(dev) => {
                 let mut run = self;
                 run.budget = Some(dev.gate_stats().budget);
-                // The peak and the timeline count the prove, not what ran before it.
-                let _ = dev.pool_usage(true);
-                let _ = dev.timeline();
-                let readout = |d: &std::sync::Arc<backend_cuda::CudaBackend>| DeviceReadout {
-                    peak: d.pool_usage(false).ok().map(|u| u.1),
-                    timeline: d.timeline().ok().flatten().map(Into::into),
+                type Readout = fn(&std::sync::Arc<backend_cuda::CudaBackend>) -> DeviceReadout;
+                let readout: Readout = match alone {
+                    true => |d| DeviceReadout {
+                        peak: d.pool_usage(false).ok().map(|u| u.1),
+                        timeline: d.timeline().ok().flatten().map(Into::into),
+                    },
+                    false => |_| DeviceReadout::default(),
                 };
+                if alone {
+                    // The peak and the timeline count the prove, not what ran before it.
+                    let _ = dev.pool_usage(true);
+                    let _ = dev.timeline();
+                }
                 run.prove_on_device(dev, readout, &label, out_tmp, trace_tmp)
             }
             #[cfg(feature = "wgpu")]

@@ -5,8 +5,9 @@
 //! arguments and working directory over a Unix socket; the server runs
 //! `kiln prove` with them on its device, writes the files the arguments
 //! name, and returns what the prove printed and its exit code, which the
-//! client prints and exits with. Proves run one at a time, in arrival
-//! order, so a device's peak and timeline are each prove's own.
+//! client prints and exits with. Proves run in arrival order, one at a
+//! time unless `--jobs` says more (each admitted by the device's memory
+//! gate, as a batch's are).
 //!
 //! Each message is a 4-byte little-endian length, then that many bytes
 //! of JSON: the request `{"cwd", "args"}`, the answer `{"stdout",
@@ -38,6 +39,9 @@ pub struct ServeArgs {
     /// The backend to hold open: auto (a GPU of this build if one opens, else the CPU), cpu, cuda or wgpu
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
+    /// Proves in flight at once, each admitted by the device's memory gate (with more than one, a prove's report leaves out the device's peak and timeline, which it shares)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: u64,
     #[command(flatten)]
     device: DeviceArgs,
 }
@@ -155,15 +159,35 @@ fn receive(stream: &mut UnixStream, max: u32) -> std::io::Result<Value> {
 pub fn cmd_serve(a: ServeArgs) -> CliResult<()> {
     let listener = bind(&a.socket)?;
     let t0 = Instant::now();
-    let served = Served::open(a.backend, gpu_settings(&a)?)?;
+    let served = Served::open(a.backend, gpu_settings(&a)?, a.jobs == 1)?;
     let label = served.chosen.label();
-    eprintln!("kiln serve: {label} opened in {:.2?}; listening on {}", t0.elapsed(), a.socket.display());
-    for conn in listener.incoming() {
-        match conn {
-            Ok(mut stream) => serve_one(&mut stream, &served),
-            Err(e) => eprintln!("kiln serve: a connection failed: {e}"),
+    let jobs = a.jobs;
+    eprintln!("kiln serve: {label} opened in {:.2?}; {jobs} at a time on {}", t0.elapsed(), a.socket.display());
+    // Connections queue in arrival order; each worker takes the next.
+    let (queue, next) = std::sync::mpsc::channel::<UnixStream>();
+    let next = std::sync::Mutex::new(next);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let conn = next.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
+                match conn {
+                    Ok(mut stream) => serve_one(&mut stream, &served),
+                    Err(()) => return,
+                }
+            });
         }
-    }
+        for conn in listener.incoming() {
+            match conn {
+                Ok(stream) => {
+                    if queue.send(stream).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => eprintln!("kiln serve: a connection failed: {e}"),
+            }
+        }
+        drop(queue);
+    });
     Ok(())
 }
 

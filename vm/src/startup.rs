@@ -196,17 +196,20 @@ impl Starting {
 /// A backend `kiln serve` opened once, for every prove it is sent.
 pub struct Served {
     pub chosen: Chosen,
+    /// One prove at a time: the device's peak and timeline are each
+    /// prove's own (with several in flight they are not reported).
+    pub alone: bool,
 }
 
 impl Served {
     /// Opens the backend `choice` names as [`Starting::choose`] would for
     /// a run long enough for a GPU (`auto`: a GPU if one opens, else the
     /// CPU).
-    pub fn open(choice: BackendChoice, settings: GpuSettings) -> Result<Served, String> {
+    pub fn open(choice: BackendChoice, settings: GpuSettings, alone: bool) -> Result<Served, String> {
         let program = vm::assemble(vm::examples::DEFAULT).map_err(|e| e.to_string())?;
         let starting = Starting::begin(choice, &program, &[F::new(10)], settings)?;
         let (chosen, _, _) = starting.choose(u64::MAX)?;
-        Ok(Served { chosen })
+        Ok(Served { chosen, alone })
     }
 
     /// What a prove of `cycles` cycles asking for `choice` runs on: the

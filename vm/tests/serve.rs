@@ -28,9 +28,14 @@ struct Server(Child);
 
 impl Server {
     fn start(socket: &Path) -> Server {
+        Server::with(socket, &[])
+    }
+
+    fn with(socket: &Path, flags: &[&str]) -> Server {
         let child = Command::new(KILN)
             .args(["serve", "--backend", "cpu", "--socket"])
             .arg(socket)
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -113,6 +118,45 @@ fn a_served_prove_is_the_local_prove() {
     let _server = Server::start(&socket);
     let o = kiln(dir.path(), &["prove", "--input", "5", "--server", sock, "--out", "back.proof"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// With `--jobs 2`, clients proving at once each get the proof a local
+/// prove writes.
+#[test]
+fn proves_in_flight_at_once_are_each_the_local_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("kiln.sock");
+    let _server = Server::with(&socket, &["--jobs", "2"]);
+    let sock = socket.to_str().unwrap();
+    let (fib, fact) = (example("fibonacci.kasm"), example("factorial.kasm"));
+    let runs = [(&fib, "30", "fib"), (&fact, "12", "fact"), (&fib, "31", "fib31"), (&fact, "9", "fact9")];
+    std::thread::scope(|s| {
+        let clients: Vec<_> = runs
+            .iter()
+            .map(|(p, input, name)| {
+                let out = format!("{name}.served.proof");
+                let dir = dir.path();
+                s.spawn(move || {
+                    (kiln(dir, &["prove", p.as_str(), "--input", input, "--server", sock, "--out", &out]), out)
+                })
+            })
+            .collect();
+        for c in clients {
+            let (o, out) = c.join().unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+            // Each client gets its own prove's report, not another's.
+            let text = String::from_utf8_lossy(&o.stdout);
+            let proofs: Vec<&str> = text.lines().filter(|l| l.starts_with("proof ")).collect();
+            assert!(proofs.len() == 1 && proofs[0].contains(&out), "{text}");
+        }
+    });
+    for (p, input, name) in runs {
+        let local = format!("{name}.local.proof");
+        let o = kiln(dir.path(), &["prove", p.as_str(), "--input", input, "--out", &local]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+        assert!(read(&format!("{name}.served.proof")) == read(&local), "{name}: the served proof differs");
+    }
 }
 
 #[test]
