@@ -55,6 +55,9 @@ struct DeviceArgs {
     /// Device memory proofs may hold at once: bytes, or with a K, M, G or T suffix (default: free memory at start less 2 GiB)
     #[arg(long, value_name = "BYTES", value_parser = crate::share::parse_bytes)]
     vram_budget: Option<u64>,
+    /// Record the CUDA device's time by stage (two events an operation), which `kiln prove --server ... --timings` then prints
+    #[arg(long)]
+    timeline: bool,
 }
 
 thread_local! {
@@ -217,6 +220,7 @@ fn gpu_settings(a: &ServeArgs) -> CliResult<GpuSettings> {
     let settings = {
         let mut config = backend_cuda::CudaConfig::from_env().map_err(|e| e.to_string())?;
         config.memory_budget_bytes = a.device.vram_budget.or(config.memory_budget_bytes);
+        config.timeline |= a.device.timeline;
         let spec = a.device.devices.as_deref().unwrap_or("0");
         let spec = backend_cuda::DeviceSpec::parse(spec).map_err(|e| format!("--devices: {e}"))?;
         let named = a.device.devices.is_some();
@@ -224,7 +228,7 @@ fn gpu_settings(a: &ServeArgs) -> CliResult<GpuSettings> {
     };
     #[cfg(not(feature = "cuda"))]
     let settings = {
-        let _ = (&a.device.devices, a.device.vram_budget);
+        let _ = (&a.device.devices, a.device.vram_budget, a.device.timeline);
         GpuSettings::default()
     };
     Ok(settings)
