@@ -123,6 +123,9 @@ struct ProveArgs {
     /// Where the low-degree extensions live: keep them on the device; recompute them (keep the traces' coefficients, and where they fit the traces until the LogUp round reads them and the auxiliary LDEs, and rebuild each coset of an LDE whenever a stage reads it, in pieces when a whole coset does not fit --vram-budget); or spill them to host memory and stream them back in pieces. auto keeps them while the proof's device set fits the device's budget (--vram-budget), else recomputes the largest tables, else spills them. Proof bytes are the same
     #[arg(long, value_enum, default_value_t = ResidencyChoice::Auto)]
     residency: ResidencyChoice,
+    /// Host memory a proof on the cpu backend may hold: auto residency keeps the LDEs while the memory model's set fits it, else recomputes them (the model is the devices', which overstates the CPU's peak). Bytes, or with a K, M, G or T suffix (default: the memory available, within the process's cgroup, when the proof starts)
+    #[arg(long, value_name = "BYTES", value_parser = share::parse_bytes)]
+    memory_budget: Option<u64>,
     /// FRI queries
     #[arg(long, default_value_t = default_options().num_queries)]
     queries: usize,
@@ -421,6 +424,9 @@ fn cmd_prove_with(a: ProveArgs, start: Instant, served: Option<&Served>) -> CliR
             return Err("--devices and --vram-budget are the server's: give them to `kiln serve`".into());
         }
     }
+    if a.memory_budget.is_some() && (a.segment_cycles.is_some() || share::is_batch(&a)) {
+        return Err("--memory-budget sizes a single prove's residency: not a batch's or segments'".into());
+    }
     if let Some(cycles) = a.segment_cycles {
         return segcmd::cmd_prove_segmented(&a, cycles);
     }
@@ -524,6 +530,8 @@ struct Run<'a> {
     device: Option<DeviceStart>,
     /// The device's memory budget, when proving on one that has a gate.
     budget: Option<u64>,
+    /// The host's, when proving on the CPU backend (`--memory-budget`).
+    host_budget: Option<u64>,
 }
 
 impl<'a> Run<'a> {
@@ -553,7 +561,20 @@ impl<'a> Run<'a> {
         // The traces hold all the prover needs of the run's record.
         let ex = vm::Execution { steps: vec![], memory: vec![], ..ex };
         spans.end("trace", t0);
-        Ok(Run { a, opts, name, program, ex, machine, traces, bar, spans, device: None, budget: None })
+        Ok(Run {
+            a,
+            opts,
+            name,
+            program,
+            ex,
+            machine,
+            traces,
+            bar,
+            spans,
+            device: None,
+            budget: None,
+            host_budget: None,
+        })
     }
 
     /// Proves and verifies on `backend`, writes the outputs and reports.
@@ -609,17 +630,25 @@ impl<'a> Run<'a> {
     }
 
     /// Where the proof keeps its LDEs (`--residency`): auto keeps them
-    /// unless the device set exceeds the device's budget.
+    /// unless the device set exceeds the device's budget. On the CPU
+    /// backend auto keeps them or recomputes every table, by the host's
+    /// budget: spilling would move them to host memory, where they already
+    /// are, and recomputing in pieces did not lower the CPU's peak (1.68
+    /// GB both ways for 2^20 cycles).
     fn residency(&self) -> CliResult<stark::Residency> {
         let m = &self.machine;
         let set = stark::device_set(m, &self.traces, m.publics(), self.opts).map_err(|e| format!("{e}"))?;
-        Ok(match (self.a.residency, self.budget) {
-            (ResidencyChoice::Keep, _) | (ResidencyChoice::Auto, None) => stark::Residency::Keep,
-            (ResidencyChoice::Auto, Some(budget)) => stark::Residency::auto(&set, budget),
-            (ResidencyChoice::Spill, Some(budget)) => stark::Residency::spill_all_within(&set, budget),
-            (ResidencyChoice::Spill, None) => stark::Residency::spill_all(SPILL_PIECE_BYTES),
-            (ResidencyChoice::Recompute, Some(budget)) => stark::Residency::recompute_all_within(&set, budget),
-            (ResidencyChoice::Recompute, None) => stark::Residency::RECOMPUTE_ALL,
+        Ok(match (self.a.residency, self.budget, self.host_budget) {
+            (ResidencyChoice::Auto, None, Some(host)) => match stark::Residency::auto(&set, host) {
+                stark::Residency::Keep => stark::Residency::Keep,
+                _ => stark::Residency::RECOMPUTE_ALL,
+            },
+            (ResidencyChoice::Keep, ..) | (ResidencyChoice::Auto, None, _) => stark::Residency::Keep,
+            (ResidencyChoice::Auto, Some(budget), _) => stark::Residency::auto(&set, budget),
+            (ResidencyChoice::Spill, Some(budget), _) => stark::Residency::spill_all_within(&set, budget),
+            (ResidencyChoice::Spill, None, _) => stark::Residency::spill_all(SPILL_PIECE_BYTES),
+            (ResidencyChoice::Recompute, Some(budget), _) => stark::Residency::recompute_all_within(&set, budget),
+            (ResidencyChoice::Recompute, None, _) => stark::Residency::RECOMPUTE_ALL,
         })
     }
 
@@ -631,11 +660,13 @@ impl<'a> Run<'a> {
         let label = chosen.label();
         match chosen {
             Chosen::Cpu(_) => {
-                if self.a.cross_check {
+                let mut run = self;
+                run.host_budget = run.a.memory_budget.or_else(startup::host_memory_available);
+                if run.a.cross_check {
                     let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
-                    self.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)
+                    run.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)
                 } else {
-                    self.prove(&CpuBackend::new(), &label, None, None, out_tmp, trace_tmp)
+                    run.prove(&CpuBackend::new(), &label, None, None, out_tmp, trace_tmp)
                 }
             }
             #[cfg(feature = "cuda")]
@@ -725,6 +756,11 @@ impl Report<'_, '_> {
     /// The residency chosen per table, the bytes it moved and the device's peak.
     fn memory_line(&self) -> String {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        // Pieces and budgets can be a few MiB.
+        let size = |b: u64| match b < 1 << 30 {
+            true => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+            false => format!("{:.2} GiB", gib(b)),
+        };
         let r = self.stats.residency;
         let which = |how: &str| {
             let not_kept: Vec<&str> =
@@ -743,21 +779,24 @@ impl Report<'_, '_> {
                     if log_split > 0 { format!(", each coset in {} pieces", 1u32 << log_split) } else { String::new() };
                 let split = if keep_traces { format!("{split}, traces kept until LogUp") } else { split };
                 let split = if keep_aux { format!("{split}, auxiliary LDEs kept") } else { split };
-                format!("memory    LDEs {}{split} ({moved:.2} GiB moved between host and device)", which("recomputed"))
+                // Recomputing moves nothing unless a stage reads a trace on the host.
+                let moved = if moved > 0.0 {
+                    format!(" ({moved:.2} GiB moved between host and device)")
+                } else {
+                    String::new()
+                };
+                format!("memory    LDEs {}{split}{moved}", which("recomputed"))
             }
             stark::Residency::Spill { chunk_bytes, .. } => {
-                let which = which("spilled");
-                // Pieces under a budget can be a few MiB.
-                let piece = if chunk_bytes < 1 << 30 {
-                    format!("{:.1} MiB", chunk_bytes as f64 / (1u64 << 20) as f64)
-                } else {
-                    format!("{:.2} GiB", gib(chunk_bytes))
-                };
+                let (which, piece) = (which("spilled"), size(chunk_bytes));
                 format!("memory    LDEs {which} (pieces of {piece}; {moved:.2} GiB moved between host and device)")
             }
         };
         if let Some(p) = self.device.peak {
             line += &format!(", device peak {:.2} GiB", gib(p));
+        }
+        if let Some(b) = self.run.host_budget {
+            line += &format!(", memory budget {}", size(b));
         }
         line
     }
@@ -804,6 +843,7 @@ impl Report<'_, '_> {
             "spilled_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.spills(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
             "recomputed_tables": self.heights.iter().enumerate().filter(|(t, _)| self.stats.residency.recomputes(*t)).map(|(_, h)| h.0.clone()).collect::<Vec<_>>(),
             "spilled_bytes": self.stats.spilled_bytes,
+            "memory_budget_bytes": self.run.host_budget,
             "device_peak_bytes": self.device.peak,
             "device_timeline": self.device.timeline.as_ref().map(|t| t.json()),
             "timings_ms": spans,

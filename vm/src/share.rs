@@ -98,6 +98,9 @@ fn device_flags_fit(a: &ProveArgs) -> CliResult<()> {
             return Err("--vram-budget limits CUDA device memory; the cpu backend has none".into());
         }
     }
+    if !matches!(a.backend, crate::BackendChoice::Cpu | crate::BackendChoice::Auto) && a.memory_budget.is_some() {
+        return Err("--memory-budget sizes the cpu backend's memory; a GPU's is --vram-budget".into());
+    }
     Ok(())
 }
 

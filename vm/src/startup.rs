@@ -236,6 +236,23 @@ impl Served {
     }
 }
 
+/// The memory a CPU prove may take: what the system has available
+/// (counting reclaimable caches as free), and within the process's cgroup
+/// its limit less the memory its processes hold; `None` where neither is
+/// known.
+pub fn host_memory_available() -> Option<u64> {
+    let mut sys = sysinfo::System::new();
+    sys.refresh_memory();
+    let system = Some(sys.available_memory()).filter(|&b| b > 0);
+    // Within a cgroup, its page cache is reclaimable: its anonymous memory
+    // (`rss`) is what the limit leaves no room beside.
+    let cgroup = sys.cgroup_limits().map(|c| c.total_memory.saturating_sub(c.rss));
+    match (system, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 fn choice_name(choice: BackendChoice) -> &'static str {
     match choice {
         BackendChoice::Auto => "auto",

@@ -427,9 +427,37 @@ fn spilled_and_recomputed_proves_write_the_kept_proof_and_say_what_they_did() {
     assert_eq!(recomputed["residency"], "recompute");
     // Every table of the VM: cpu, memory, program, range.
     assert_eq!(recomputed["recomputed_tables"].as_array().map(Vec::len), Some(4), "{recomputed}");
-    // Without a device budget, auto keeps.
-    assert_eq!(prove("auto", "auto.proof")["residency"], "keep");
+    // Within the host's available memory, auto keeps.
+    let auto = prove("auto", "auto.proof");
+    assert_eq!(auto["residency"], "keep");
+    assert!(auto["memory_budget_bytes"].as_u64().is_some_and(|b| b > 0), "{auto}");
     let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
     assert!(read("kept.proof") == read("spilled.proof"), "spilling changed the proof file");
     assert!(read("kept.proof") == read("recomputed.proof"), "recomputing changed the proof file");
+}
+
+#[test]
+fn a_cpu_memory_budget_too_small_to_keep_the_ldes_recomputes_them_into_the_same_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let prove = |budget: &str, out: &str| {
+        let o = prove_fib(dir.path(), &["--backend", "cpu", "--memory-budget", budget, "--out", out, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let tight = prove("1M", "tight.proof");
+    assert_eq!(
+        (tight["residency"].as_str(), tight["memory_budget_bytes"].as_u64()),
+        (Some("recompute"), Some(1 << 20))
+    );
+    assert_eq!(prove("64G", "ample.proof")["residency"], "keep");
+    let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+    assert!(read("tight.proof") == read("ample.proof"), "the budget changed the proof file");
+    // A GPU's memory is --vram-budget's; a batch does not choose a residency.
+    for extra in [&["--backend", "cuda"][..], &["--repeat", "2"]] {
+        let mut args = vec!["--memory-budget", "1G", "--out", "refused.proof"];
+        args.extend(extra);
+        let o = prove_fib(dir.path(), &args);
+        assert!(!o.status.success() && stderr(&o).contains("--memory-budget"), "{}", stderr(&o));
+        assert!(!dir.path().join("refused.proof").exists());
+    }
 }
