@@ -633,8 +633,8 @@ impl<'a> Run<'a> {
     /// unless the device set exceeds the device's budget. On the CPU
     /// backend auto keeps them or recomputes every table, by the host's
     /// budget: spilling would move them to host memory, where they already
-    /// are, and recomputing in pieces did not lower the CPU's peak (1.68
-    /// GB both ways for 2^20 cycles).
+    /// are, and recomputing in pieces raised the CPU's peak (1.68 GB
+    /// against 1.55 GB whole for 2^20 cycles).
     fn residency(&self) -> CliResult<stark::Residency> {
         let m = &self.machine;
         let set = stark::device_set(m, &self.traces, m.publics(), self.opts).map_err(|e| format!("{e}"))?;
