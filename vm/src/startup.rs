@@ -29,10 +29,19 @@ use vm::VmMachine;
 /// 0.822 s and 0.466 s at 300,000 (docs/gpu/RESULTS.md, section 23).
 pub const AUTO_GPU_MIN_CYCLES: u64 = (1 << 18) + 1;
 
-/// [`AUTO_GPU_MIN_CYCLES`], or the crossover measured on this machine
+/// The smallest run `auto` proves on a device `kiln serve` holds: any.
+/// The local crossover is the device's start, which a held device has
+/// paid; every VM statement has a 2^16-row range table, and the default
+/// program (6,006 cycles) took 0.076-0.110 s served on CUDA against
+/// 0.228-0.294 s served on the CPU (an H100 host, RESULTS section 36).
+pub const SERVED_GPU_MIN_CYCLES: u64 = 0;
+
+/// [`AUTO_GPU_MIN_CYCLES`] (for a device `held` open,
+/// [`SERVED_GPU_MIN_CYCLES`]), or the crossover measured on this machine
 /// (`KILN_AUTO_GPU_MIN_CYCLES`).
-fn auto_gpu_min_cycles() -> u64 {
-    std::env::var("KILN_AUTO_GPU_MIN_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(AUTO_GPU_MIN_CYCLES)
+fn auto_gpu_min_cycles(held: bool) -> u64 {
+    let default = if held { SERVED_GPU_MIN_CYCLES } else { AUTO_GPU_MIN_CYCLES };
+    std::env::var("KILN_AUTO_GPU_MIN_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// The backend a prove runs on. A device is shared (`Arc<B>` is a
@@ -162,8 +171,8 @@ impl Starting {
             BackendChoice::Auto if !cfg!(any(feature = "cuda", feature = "wgpu")) => {
                 cpu(Some("auto: this build has no GPU backend (rebuild with --features cuda or wgpu)".into()))
             }
-            BackendChoice::Auto if cycles < auto_gpu_min_cycles() => {
-                let min = auto_gpu_min_cycles();
+            BackendChoice::Auto if cycles < auto_gpu_min_cycles(false) => {
+                let min = auto_gpu_min_cycles(false);
                 cpu(Some(format!("auto: {cycles} cycles, below the {min} where a GPU is faster")))
             }
             _ => self.join_gpu(),
@@ -213,11 +222,12 @@ impl Served {
     }
 
     /// What a prove of `cycles` cycles asking for `choice` runs on: the
-    /// served device, or the CPU where `--backend cpu` asks for it or
-    /// `auto` finds the run too short for a GPU (as a local prove would).
+    /// served device, or the CPU where `--backend cpu` asks for it (or
+    /// `auto` finds the run shorter than `KILN_AUTO_GPU_MIN_CYCLES`, when
+    /// that is set: by default a held device takes every run).
     /// A GPU the server does not hold is an error, not a substitute.
     pub fn choose(&self, choice: BackendChoice, cycles: u64) -> Result<Chosen, String> {
-        let min = auto_gpu_min_cycles();
+        let min = auto_gpu_min_cycles(true);
         let served_gpu = !matches!(self.chosen, Chosen::Cpu(_));
         match choice {
             BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
