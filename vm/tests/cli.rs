@@ -101,6 +101,16 @@ fn prove_fib(dir: &Path, extra: &[&str]) -> Output {
     kiln(dir, &args)
 }
 
+/// [`prove_fib`] on the CPU backend with `--json`: its report, the run
+/// asserted to succeed.
+fn prove_fib_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--backend", "cpu", "--json"];
+    args.extend(extra);
+    let o = prove_fib(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
@@ -413,11 +423,7 @@ fn auto_with_named_devices_uses_them_or_fails() {
 #[test]
 fn spilled_and_recomputed_proves_write_the_kept_proof_and_say_what_they_did() {
     let dir = tempfile::tempdir().unwrap();
-    let prove = |residency: &str, out: &str| {
-        let o = prove_fib(dir.path(), &["--backend", "cpu", "--residency", residency, "--out", out, "--json"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
-    };
+    let prove = |residency: &str, out: &str| prove_fib_json(dir.path(), &["--residency", residency, "--out", out]);
     let kept = prove("keep", "kept.proof");
     let spilled = prove("spill", "spilled.proof");
     assert_eq!((kept["residency"].as_str(), kept["spilled_bytes"].as_u64()), (Some("keep"), Some(0)));
@@ -439,11 +445,7 @@ fn spilled_and_recomputed_proves_write_the_kept_proof_and_say_what_they_did() {
 #[test]
 fn a_cpu_memory_budget_too_small_to_keep_the_ldes_recomputes_them_into_the_same_proof() {
     let dir = tempfile::tempdir().unwrap();
-    let prove = |budget: &str, out: &str| {
-        let o = prove_fib(dir.path(), &["--backend", "cpu", "--memory-budget", budget, "--out", out, "--json"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
-    };
+    let prove = |budget: &str, out: &str| prove_fib_json(dir.path(), &["--memory-budget", budget, "--out", out]);
     let tight = prove("1M", "tight.proof");
     assert_eq!(
         (tight["residency"].as_str(), tight["memory_budget_bytes"].as_u64()),
