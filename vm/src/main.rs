@@ -427,6 +427,9 @@ fn cmd_prove_with(a: ProveArgs, start: Instant, served: Option<&Served>) -> CliR
     if a.memory_budget.is_some() && (a.segment_cycles.is_some() || share::is_batch(&a)) {
         return Err("--memory-budget sizes a single prove's residency: not a batch's or segments'".into());
     }
+    if a.memory_budget.is_some() && a.residency != ResidencyChoice::Auto {
+        return Err("--memory-budget decides what --residency auto does: a named residency ignores it".into());
+    }
     if let Some(cycles) = a.segment_cycles {
         return segcmd::cmd_prove_segmented(&a, cycles);
     }
@@ -661,7 +664,10 @@ impl<'a> Run<'a> {
         match chosen {
             Chosen::Cpu(_) => {
                 let mut run = self;
-                run.host_budget = run.a.memory_budget.or_else(startup::host_memory_available);
+                // Only auto decides by the host's memory; a named residency reads none.
+                if run.a.residency == ResidencyChoice::Auto {
+                    run.host_budget = run.a.memory_budget.or_else(startup::host_memory_available);
+                }
                 if run.a.cross_check {
                     let b = CrossCheck::new(CpuBackend::new(), CpuBackend::new());
                     run.prove(&b, &format!("{label}, cross-checked"), None, None, out_tmp, trace_tmp)

@@ -433,6 +433,8 @@ fn spilled_and_recomputed_proves_write_the_kept_proof_and_say_what_they_did() {
     assert_eq!(recomputed["residency"], "recompute");
     // Every table of the VM: cpu, memory, program, range.
     assert_eq!(recomputed["recomputed_tables"].as_array().map(Vec::len), Some(4), "{recomputed}");
+    // A named residency decides nothing by the host's memory, so reports no budget.
+    assert!(kept["memory_budget_bytes"].is_null() && recomputed["memory_budget_bytes"].is_null(), "{kept}");
     // Within the host's available memory, auto keeps.
     let auto = prove("auto", "auto.proof");
     assert_eq!(auto["residency"], "keep");
@@ -455,7 +457,8 @@ fn a_cpu_memory_budget_too_small_to_keep_the_ldes_recomputes_them_into_the_same_
     let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
     assert!(read("tight.proof") == read("ample.proof"), "the budget changed the proof file");
     // A GPU's memory is --vram-budget's; a batch does not choose a residency.
-    for extra in [&["--backend", "cuda"][..], &["--repeat", "2"]] {
+    // ... and a named residency has nothing for a budget to decide.
+    for extra in [&["--backend", "cuda"][..], &["--repeat", "2"], &["--residency", "keep"]] {
         let mut args = vec!["--memory-budget", "1G", "--out", "refused.proof"];
         args.extend(extra);
         let o = prove_fib(dir.path(), &args);
