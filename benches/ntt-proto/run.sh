@@ -2,15 +2,22 @@
 # Builds and runs warp1024.cu on the GPU machine at several block shapes
 # (warps a block, blocks an SM for the register cap); output to stdout and
 # $OUT/ntt-proto.log when $OUT is set.
-#   bash benches/ntt-proto/run.sh ["WARPS MINB" ...]     (default "8 1" "8 2" "16 1")
+#   bash benches/ntt-proto/run.sh ["WARPS MINB [NVCC FLAGS]" ...]   (default "8 1" "8 2" "16 1" "8 2 -DOMEGA6")
 set -uo pipefail
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 L=${OUT:-/tmp}/ntt-proto.log
-[ $# -gt 0 ] || set -- "8 1" "8 2" "16 1"
+[ $# -gt 0 ] || set -- "8 1" "8 2" "16 1" "8 2 -DOMEGA6"
 echo "== $(git rev-parse --short HEAD 2>/dev/null || cat .gpu-run/commit); $(nvidia-smi -L | head -1); $($NVCC --version | tail -1)" | tee -a "$L"
 for shape in "$@"; do
-    read -r w m <<<"$shape"
-    echo "-- WARPS=$w MINB=$m" | tee -a "$L"
-    $NVCC -O3 -std=c++17 -arch=sm_90 -DWARPS="$w" -DMINB="$m" -o /tmp/warp1024 benches/ntt-proto/warp1024.cu 2>&1 | grep -v "^$" | tail -3 | tee -a "$L"
+    read -r w m extra <<<"$shape"
+    echo "-- WARPS=$w MINB=$m ${extra:-}" | tee -a "$L"
+    $NVCC -O3 -std=c++17 -arch=sm_90 -DWARPS="$w" -DMINB="$m" ${extra:-} -o /tmp/warp1024 benches/ntt-proto/warp1024.cu 2>&1 | grep -v "^$" | tail -3 | tee -a "$L"
     /tmp/warp1024 65536 2>&1 | tee -a "$L"
 done
+# Kiln's own NTT on the same card, when its ntt_io example is carried.
+if [ -x .gpu-run/ntt_io ]; then
+    W=$(mktemp -d)
+    echo "-- kiln ntt_io 2^20 x 64 ($(cat .gpu-run/commit))" | tee -a "$L"
+    .gpu-run/ntt_io prep "$W" 20 64 2>&1 | grep ntt | tee -a "$L"
+    rm -rf "$W"
+fi

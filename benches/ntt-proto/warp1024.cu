@@ -31,8 +31,17 @@
         }                                                                             \
     } while (0)
 
-// log2 of w_32 = w_1024^32 as a power of two (2^96 = -1, so exponents are mod 192).
+// The 32-point DFTs run with w' = 2^E32. Kiln's w_32 = w_1024^32 is
+// 2^78; with OMEGA6 they use w' = 2^6 instead, whose products by smaller
+// powers of two are cheaper, and since 2^78 = (2^6)^13, X[k] = X'[13 k]:
+// only which register holds which output changes (slot).
+#ifdef OMEGA6
+#define E32 6
+#define OMEGA_MUL 13
+#else
 #define E32 78
+#define OMEGA_MUL 1
+#endif
 #ifndef WARPS
 #define WARPS 8  // warps a block
 #endif
@@ -41,7 +50,11 @@
 #endif
 #define PAD 33
 
-__device__ __forceinline__ u32 brev5(u32 r) { return __brev(r) >> 27; }
+__device__ __forceinline__ u32 brev5(u32 r) {
+    return ((r & 1) << 4) | ((r & 2) << 2) | (r & 4) | ((r & 8) >> 2) | ((r & 16) >> 4);
+}
+// The register of a dft32's output that holds X[k] (w = Kiln's w_32).
+__device__ __forceinline__ u32 slot(u32 k) { return brev5((OMEGA_MUL * k) & 31); }
 
 // x * 2^e for a constant e < 96 (the callers' e are literals once unrolled).
 __device__ __forceinline__ u64 f_shl(u64 x, u32 e) {
@@ -51,8 +64,8 @@ __device__ __forceinline__ u64 f_shl(u64 x, u32 e) {
     return f_mul(x, c);
 }
 
-// A 32-point DFT (w_32 = 2^E32) over v, decimation in frequency: natural
-// order in, v[r] = X[brev5(r)] out.
+// A 32-point DFT (w' = 2^E32) over v, decimation in frequency: natural
+// order in, v[r] = X'[brev5(r)] out, so X[k] (Kiln's w_32) is v[slot(k)].
 __device__ __forceinline__ void dft32(u64* v) {
     // Every level has 16 butterflies: a fixed trip count, so the inner
     // loop unrolls before the outer one and v stays in registers.
@@ -71,16 +84,13 @@ __device__ __forceinline__ void dft32(u64* v) {
 }
 
 // The warp's 1024-point transform of v (lane l, register i: element
-// l + 32 i): afterwards register r of lane l holds X[l + 32 brev5(r)].
+// l + 32 i): afterwards lane l holds X[l + 32 k] in v[slot(k)].
 // tw[i] = w_1024^i; sh is the warp's 32 x PAD words.
 __device__ __forceinline__ void warp_ntt1024(u64* v, u32 lane, u64* sh, const u64* __restrict__ tw) {
     dft32(v);
-    // Lane n2 holds Y[n2][k1] in v[brev(k1)].
+    // Lane n2 holds Y[n2][k1] in v[slot(k1)].
 #pragma unroll
-    for (u32 r = 0; r < 32; r++) {
-        const u32 k1 = brev5(r);
-        sh[k1 * PAD + lane] = f_mul(v[r], tw[(lane * k1) & 1023]);
-    }
+    for (u32 k1 = 0; k1 < 32; k1++) sh[k1 * PAD + lane] = f_mul(v[slot(k1)], tw[(lane * k1) & 1023]);
     __syncwarp();
 #pragma unroll
     for (u32 i = 0; i < 32; i++) v[i] = sh[lane * PAD + i];
@@ -106,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
         for (u32 rep = 0; rep < reps; rep++) warp_ntt1024(v, lane, sh, tw);
         u64* dst = out + (u64)t * 1024;
 #pragma unroll
-        for (u32 r = 0; r < 32; r++) dst[lane + 32 * brev5(r)] = v[r];
+        for (u32 k = 0; k < 32; k++) dst[lane + 32 * k] = v[slot(k)];
     }
 }
 
@@ -128,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
 #pragma unroll
     for (u32 i = 0; i < 32; i++) v[i] = src[(u64)(lane + 32 * i) << 10];
     warp_ntt1024(v, lane, sh, tw);
-    // k2 = lane + 32 brev5(r): w^(n1 k2) = w^(n1 lane) (w^(32 n1))^brev5(r).
+    // k2 = lane + 32 k: w^(n1 k2) = w^(n1 lane) (w^(32 n1))^k.
     const u32 a = n1 * lane, b = n1 * 32;
     const u64 start = f_mul(hi[a >> 10], lo[a & 1023]);
     const u64 step = f_mul(hi[b >> 10], lo[b & 1023]);
@@ -136,8 +146,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     u64* dst = tmp + ((u64)blockIdx.y << 20) + n1;
 #pragma unroll
     for (u32 k = 0; k < 32; k++) {
-        const u32 r = brev5(k);
-        dst[(u64)(lane + 32 * k) << 10] = f_mul(v[r], t);
+        dst[(u64)(lane + 32 * k) << 10] = f_mul(v[slot(k)], t);
         t = f_mul(t, step);
     }
 }
@@ -157,7 +166,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     warp_ntt1024(v, lane, sh, tw);
     u64* dst = out + ((u64)blockIdx.y << 20) + k2;
 #pragma unroll
-    for (u32 r = 0; r < 32; r++) dst[(u64)(lane + 32 * brev5(r)) << 10] = v[r];
+    for (u32 k = 0; k < 32; k++) dst[(u64)(lane + 32 * k) << 10] = v[slot(k)];
 }
 
 // The same two passes with each block's strided accesses staged through a
@@ -182,7 +191,7 @@ __device__ __forceinline__ void tile_store(const u64* tile, u64* dst) {
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     ntt2e20_pass1_tiled(const u64* __restrict__ in, u64* __restrict__ tmp, const u64* __restrict__ tw,
-                        const u64* __restrict__ hi, const u64* __restrict__ lo) {
+                        const u64* __restrict__ hi, const u64* __restrict__ lo, const u64* __restrict__ full) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * WARPS, n1 = n1_0 + warp;
@@ -194,16 +203,23 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * TP + warp];
     __syncthreads();
     warp_ntt1024(v, lane, tile + warp * 32 * PAD, tw);
+    __syncthreads();
+#ifdef TWTABLE
+    // w^(n1 k2) read from the 2^20 powers of w (8 MiB, L2-resident): one
+    // product an element instead of two.
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * TP + warp] = f_mul(v[slot(k)], full[n1 * (lane + 32 * k)]);
+#else
     const u32 a = n1 * lane, b = n1 * 32;
     const u64 start = f_mul(hi[a >> 10], lo[a & 1023]);
     const u64 step = f_mul(hi[b >> 10], lo[b & 1023]);
     u64 t = start;
-    __syncthreads();
 #pragma unroll
     for (u32 k = 0; k < 32; k++) {
-        tile[(lane + 32 * k) * TP + warp] = f_mul(v[brev5(k)], t);
+        tile[(lane + 32 * k) * TP + warp] = f_mul(v[slot(k)], t);
         t = f_mul(t, step);
     }
+#endif
     __syncthreads();
     tile_store(tile, tmp + col + n1_0);
 }
@@ -221,7 +237,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     warp_ntt1024(v, lane, tile + warp * 32 * PAD, tw);
     __syncthreads();
 #pragma unroll
-    for (u32 r = 0; r < 32; r++) tile[(lane + 32 * brev5(r)) * TP + warp] = v[r];
+    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * TP + warp] = v[slot(k)];
     __syncthreads();
     tile_store(tile, out + col + k2_0);
 }
@@ -262,7 +278,7 @@ int main(int argc, char** argv) {
     std::vector<u64> tw(1024);
     tw[0] = 1;
     for (int i = 1; i < 1024; i++) tw[i] = hmul(tw[i - 1], w);
-    if (tw[32] != hmul(1ull << 62, 1ull << 16)) {  // the DFTs' shifts assume w_32 = 2^78
+    if (tw[32] != hmul(1ull << 62, 1ull << 16)) {  // slot() assumes w_32 = 2^78
         fprintf(stderr, "w_32 is not 2^78\n");
         return 1;
     }
@@ -365,6 +381,11 @@ int main(int argc, char** argv) {
         CHECK(cudaMemcpy(d_x, x.data(), n * 8, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(d_hi, hi.data(), 1024 * 8, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(d_lo, lo.data(), 1024 * 8, cudaMemcpyHostToDevice));
+        std::vector<u64> full(1 << 20);
+        for (size_t i = 0; i < full.size(); i++) full[i] = hmul(hi[i >> 10], lo[i & 1023]);
+        u64* d_full;
+        CHECK(cudaMalloc(&d_full, full.size() * 8));
+        CHECK(cudaMemcpy(d_full, full.data(), full.size() * 8, cudaMemcpyHostToDevice));
         CHECK(cudaFuncSetAttribute(ntt2e20_pass1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         CHECK(cudaFuncSetAttribute(ntt2e20_pass2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         const dim3 g2(1024 / WARPS, cols);
@@ -374,7 +395,7 @@ int main(int argc, char** argv) {
         bool tiled = false;
         auto pass1 = [&] {
             if (tiled)
-                ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo);
+                ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo, d_full);
             else
                 ntt2e20_pass1<<<g2, 32 * WARPS, smem>>>(d_x, d_t, d_tw, d_hi, d_lo);
         };
