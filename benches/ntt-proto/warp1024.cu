@@ -191,7 +191,7 @@ __device__ __forceinline__ void tile_store(const u64* tile, u64* dst) {
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     ntt2e20_pass1_tiled(const u64* __restrict__ in, u64* __restrict__ tmp, const u64* __restrict__ tw,
-                        const u64* __restrict__ hi, const u64* __restrict__ lo, const u64* __restrict__ full) {
+                        const u64* __restrict__ hi, const u64* __restrict__ lo) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * WARPS, n1 = n1_0 + warp;
@@ -204,12 +204,6 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     __syncthreads();
     warp_ntt1024(v, lane, tile + warp * 32 * PAD, tw);
     __syncthreads();
-#ifdef TWTABLE
-    // w^(n1 k2) read from the 2^20 powers of w (8 MiB, L2-resident): one
-    // product an element instead of two.
-#pragma unroll
-    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * TP + warp] = f_mul(v[slot(k)], full[n1 * (lane + 32 * k)]);
-#else
     const u32 a = n1 * lane, b = n1 * 32;
     const u64 start = f_mul(hi[a >> 10], lo[a & 1023]);
     const u64 step = f_mul(hi[b >> 10], lo[b & 1023]);
@@ -219,7 +213,6 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
         tile[(lane + 32 * k) * TP + warp] = f_mul(v[slot(k)], t);
         t = f_mul(t, step);
     }
-#endif
     __syncthreads();
     tile_store(tile, tmp + col + n1_0);
 }
@@ -381,11 +374,6 @@ int main(int argc, char** argv) {
         CHECK(cudaMemcpy(d_x, x.data(), n * 8, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(d_hi, hi.data(), 1024 * 8, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(d_lo, lo.data(), 1024 * 8, cudaMemcpyHostToDevice));
-        std::vector<u64> full(1 << 20);
-        for (size_t i = 0; i < full.size(); i++) full[i] = hmul(hi[i >> 10], lo[i & 1023]);
-        u64* d_full;
-        CHECK(cudaMalloc(&d_full, full.size() * 8));
-        CHECK(cudaMemcpy(d_full, full.data(), full.size() * 8, cudaMemcpyHostToDevice));
         CHECK(cudaFuncSetAttribute(ntt2e20_pass1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         CHECK(cudaFuncSetAttribute(ntt2e20_pass2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         const dim3 g2(1024 / WARPS, cols);
@@ -395,7 +383,7 @@ int main(int argc, char** argv) {
         bool tiled = false;
         auto pass1 = [&] {
             if (tiled)
-                ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo, d_full);
+                ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo);
             else
                 ntt2e20_pass1<<<g2, 32 * WARPS, smem>>>(d_x, d_t, d_tw, d_hi, d_lo);
         };
