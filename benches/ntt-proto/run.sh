@@ -21,3 +21,12 @@ if [ -x .gpu-run/ntt_io ]; then
     .gpu-run/ntt_io prep "$W" 20 64 2>&1 | grep ntt | tee -a "$L"
     rm -rf "$W"
 fi
+# With NCU=1: Nsight Compute on the two tiled passes of the last shape's
+# build (the first launch of each, the correctness run's).
+if [ "${NCU:-0}" = 1 ]; then
+    echo "-- ncu, tiled passes, the last shape's build" | tee -a "$L"
+    timeout 240 /usr/local/cuda/bin/ncu --clock-control none -k regex:tiled --launch-count 2 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+        --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis \
+        /tmp/warp1024 4096 2>&1 | grep -vE "^==PROF==|^(warp1024|check|[0-9]+ transforms|arithmetic|NTT)" | tee -a "$L"
+fi

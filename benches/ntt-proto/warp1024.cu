@@ -64,6 +64,62 @@ __device__ __forceinline__ u64 f_shl(u64 x, u32 e) {
     return f_mul(x, c);
 }
 
+#ifdef LIMBS
+// The DFTs in another representation (after yrrid/GoldilocksNTT): four
+// signed 24-bit limbs in int32, value x + y 2^24 + z 2^48 + w 2^72 modulo
+// 2^96 + 1, a multiple of p. Sums carry nothing (five levels grow a limb
+// to at most 2^29), a product by 2^24 is a rotation with the wrapped limb
+// negated (2^96 = -1), and one by 2^6, 2^12 or 2^18 moves each limb's
+// high bits into the next. Needs OMEGA6 (every exponent below 96).
+#ifndef OMEGA6
+#error "LIMBS needs OMEGA6"
+#endif
+struct Limbs {
+    int x, y, z, w;
+};
+#define LM 0xFFFFFF
+__device__ __forceinline__ Limbs to_limbs(u64 a) {
+    return Limbs{(int)(a & LM), (int)((a >> 24) & LM), (int)(a >> 48), 0};
+}
+__device__ __forceinline__ Limbs l_add(Limbs a, Limbs b) { return Limbs{a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
+__device__ __forceinline__ Limbs l_sub(Limbs a, Limbs b) { return Limbs{a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
+// a * 2^e for a constant e = 6m < 96.
+__device__ __forceinline__ Limbs l_shl(Limbs a, u32 e) {
+    for (u32 q = 0; q < e / 24; q++) a = Limbs{-a.w, a.x, a.y, a.z};
+    const u32 s = e % 24;
+    if (s == 0) return a;
+    auto lo = [&](int l) { return (int)(((unsigned)l << s) & LM); };
+    auto hi = [&](int l) { return l >> (24 - s); };
+    return Limbs{lo(a.x) - hi(a.w), lo(a.y) + hi(a.x), lo(a.z) + hi(a.y), lo(a.w) + hi(a.z)};
+}
+// The canonical value: the limbs' sum made positive by p 2^40 (above any
+// |sum| < 2^104), then reduced.
+__device__ __forceinline__ u64 l_canon(Limbs a) {
+    __int128 v = (__int128)a.x + ((__int128)a.y << 24) + ((__int128)a.z << 48) + ((__int128)a.w << 72);
+    v += (__int128)GL_P << 40;
+    const unsigned __int128 u = (unsigned __int128)v;
+    return f_reduce128((u64)u, (u64)(u >> 64));
+}
+__device__ __forceinline__ void dft32(u64* v) {
+    Limbs l[32];
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) l[i] = to_limbs(v[i]);
+#pragma unroll
+    for (u32 lv = 0; lv < 5; lv++) {
+        const u32 lh = 4 - lv, h = 1u << lh;
+#pragma unroll
+        for (u32 b = 0; b < 16; b++) {
+            const u32 j = b & (h - 1), x = ((b >> lh) << (lh + 1)) | j, y = x + h;
+            const u32 e = E32 * (16 / h) * j;
+            Limbs p = l[x], q = l[y];
+            l[x] = l_add(p, q);
+            l[y] = l_shl(l_sub(p, q), e);
+        }
+    }
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = l_canon(l[i]);
+}
+#else
 // A 32-point DFT (w' = 2^E32) over v, decimation in frequency: natural
 // order in, v[r] = X'[brev5(r)] out, so X[k] (Kiln's w_32) is v[slot(k)].
 __device__ __forceinline__ void dft32(u64* v) {
@@ -82,6 +138,8 @@ __device__ __forceinline__ void dft32(u64* v) {
         }
     }
 }
+
+#endif
 
 // The warp's 1024-point transform of v (lane l, register i: element
 // l + 32 i): afterwards lane l holds X[l + 32 k] in v[slot(k)].
