@@ -42,11 +42,26 @@ pub struct NttTuning {
     /// trace's main round from 19.8-20.2 ms (8 runs) to 18.6-18.9 ms on the
     /// H200 (docs/gpu/logs/s18/tuning.log).
     pub upload_runs: u32,
+    /// Natural-order transforms of 2^20 points (`ntt`, `intt`) as two
+    /// passes of 1024-point transforms held in a warp's registers
+    /// (kernels-cuda's `ntt_warp`, compiled only when on): 1.30 ms for 64
+    /// columns where the shared-memory passes take 2.03 ms, measured as a
+    /// standalone prototype (docs/gpu/RESULTS.md section 37). Off by default
+    /// until the backend's path has passed the conformance suite on a GPU.
+    pub warp: bool,
 }
 
 impl Default for NttTuning {
     fn default() -> NttTuning {
-        NttTuning { tile_log: 13, threads: 256, radix: 4, lanes: true, lde_skip_zero_levels: true, upload_runs: 16 }
+        NttTuning {
+            tile_log: 13,
+            threads: 256,
+            radix: 4,
+            lanes: true,
+            lde_skip_zero_levels: true,
+            upload_runs: 16,
+            warp: false,
+        }
     }
 }
 
@@ -129,7 +144,7 @@ impl CudaConfig {
     /// The defaults with the `KILN_CUDA_*` tuning variables applied:
     /// `KILN_CUDA_NTT_TILE_LOG` (10..=13), `KILN_CUDA_NTT_THREADS` (64..=1024,
     /// a power of two), `KILN_CUDA_NTT_RADIX` (2 or 4), `KILN_CUDA_NTT_LANES`
-    /// (0 or 1), `KILN_CUDA_LDE_SKIP` (0 or 1), `KILN_CUDA_UPLOAD_RUNS`
+    /// (0 or 1), `KILN_CUDA_NTT_WARP` (0 or 1), `KILN_CUDA_LDE_SKIP` (0 or 1), `KILN_CUDA_UPLOAD_RUNS`
     /// (1..=64), `KILN_CUDA_COMPOSE`
     /// (`generated` or `interpret`), `KILN_CUDA_STREAMS` (1..=64),
     /// `KILN_CUDA_DEBUG_RACES` (0 or 1), `KILN_CUDA_LEAVES_UNDER_UPLOAD` (0
@@ -164,6 +179,9 @@ impl CudaConfig {
         }
         if let Some(kv) = get("KILN_CUDA_NTT_LANES") {
             c.ntt.lanes = flag(kv)?;
+        }
+        if let Some(kv) = get("KILN_CUDA_NTT_WARP") {
+            c.ntt.warp = flag(kv)?;
         }
         if let Some(kv) = get("KILN_CUDA_LDE_SKIP") {
             c.ntt.lde_skip_zero_levels = flag(kv)?;
@@ -211,6 +229,7 @@ mod tests {
             ("KILN_CUDA_NTT_THREADS", "512"),
             ("KILN_CUDA_NTT_RADIX", "2"),
             ("KILN_CUDA_NTT_LANES", "0"),
+            ("KILN_CUDA_NTT_WARP", "1"),
             ("KILN_CUDA_LDE_SKIP", "0"),
             ("KILN_CUDA_UPLOAD_RUNS", "5"),
             ("KILN_CUDA_COMPOSE", "interpret"),
@@ -230,7 +249,8 @@ mod tests {
                 radix: 2,
                 lanes: false,
                 lde_skip_zero_levels: false,
-                upload_runs: 5
+                upload_runs: 5,
+                warp: true,
             }
         );
         assert_eq!(c.compose, ComposeKernel::Interpreted);

@@ -221,6 +221,10 @@ pub(crate) fn natural(
     dst_stride: u64,
 ) -> Result<(), BackendError> {
     let scale = if inverse { F::new(1u64 << log_n).inverse().expect("non-zero") } else { F::ONE };
+    if scope.dev.ntt_warp && log_n == kernels_cuda::NTT_WARP_LOG_N && src.ptr != dst.ptr {
+        let (from, to) = (Strided(src, src_stride), Strided(dst, dst_stride));
+        return warp_natural(scope, tw, inverse, cols, from, to, scale);
+    }
     let (src_ptr, dst_ptr) = (src.ptr, dst.ptr);
     run(
         scope,
@@ -237,4 +241,42 @@ pub(crate) fn natural(
         dst_stride,
         scale,
     )
+}
+
+/// A matrix's buffer and its column stride in elements.
+struct Strided<'b>(&'b Arc<DevBuf>, u64);
+
+/// `natural` at 2^20 points through kernels-cuda's `ntt_warp`: pass A reads
+/// the source's column sets and writes rows of `dst`, pass B transforms
+/// `dst`'s column sets in place. The inverse's 1/n rides on pass A's
+/// twiddles.
+fn warp_natural(
+    scope: &mut Scope,
+    tw: &Twiddles,
+    inverse: bool,
+    cols: usize,
+    Strided(src, src_stride): Strided,
+    Strided(dst, dst_stride): Strided,
+    scale: F,
+) -> Result<(), BackendError> {
+    let dev = scope.dev.clone();
+    let (pass_a, pass_b) = if inverse {
+        (dev.func("ntt_warp_a_inv"), dev.func("ntt_warp_b_inv"))
+    } else {
+        (dev.func("ntt_warp_a_fwd"), dev.func("ntt_warp_b_fwd"))
+    };
+    let table = if inverse { &tw.inv } else { &tw.fwd };
+    let warps = kernels_cuda::NTT_WARP_WARPS;
+    let (blocks, threads, smem) = ((1u32 << 10) / warps, 32 * warps, kernels_cuda::NTT_WARP_SHARED_BYTES);
+    let chunks = || (0..cols).step_by(65535).map(move |c0| (c0 as u64, (cols - c0).min(65535) as u32));
+    for (c0, nc) in chunks() {
+        let (s, d) = (src.ptr + 8 * c0 * src_stride, dst.ptr + 8 * c0 * dst_stride);
+        let args = [s, src_stride, d, dst_stride, table.ptr, tw.log as u64, scale.value()];
+        scope.launch(pass_a, (blocks, nc, 1), threads, smem, &args, &[src, dst, table])?;
+    }
+    for (c0, nc) in chunks() {
+        let args = [dst.ptr + 8 * c0 * dst_stride, dst_stride, table.ptr, tw.log as u64];
+        scope.launch(pass_b, (blocks, nc, 1), threads, smem, &args, &[dst, table])?;
+    }
+    Ok(())
 }

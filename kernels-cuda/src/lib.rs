@@ -10,6 +10,8 @@
 //! Modules:
 //! - `ntt`: batched radix-2 NTT passes in shared memory (DIT/DIF, bit-reversed
 //!   gather, zero-padding-skipping LDE expansion), the quotient degree check;
+//! - `ntt_warp`: natural-order 2^20-point NTTs as two passes of 1024-point
+//!   transforms held in a warp's registers (compiled only when enabled);
 //! - `merkle_blake3`, `merkle_keccak`: leaf and node hashing (two modules,
 //!   compiled in parallel), gathers for openings;
 //! - `grind`: proof-of-work search for both hashes;
@@ -54,6 +56,21 @@ pub const NTT: Module = Module {
     body: include_str!("cuda/ntt.cu"),
     kernels: &["ntt_pass", "any_nonzero_tail", "fold_coeffs", "bitrev_permute", "stride_rows", "interleave_piece"],
 };
+
+pub const NTT_WARP: Module = Module {
+    name: "ntt_warp",
+    headers: &[FIELD_H],
+    body: include_str!("cuda/ntt_warp.cu"),
+    kernels: &["ntt_warp_a_fwd", "ntt_warp_a_inv", "ntt_warp_b_fwd", "ntt_warp_b_inv"],
+};
+
+/// log2 of the transforms `ntt_warp` does.
+pub const NTT_WARP_LOG_N: u32 = 20;
+/// Warps (1024-point transforms) a block of `ntt_warp` holds.
+pub const NTT_WARP_WARPS: u32 = 8;
+/// Dynamic shared memory of an `ntt_warp` block: its tile of 1024 rows of
+/// `NTT_WARP_WARPS + 1` words.
+pub const NTT_WARP_SHARED_BYTES: u32 = 1024 * (NTT_WARP_WARPS + 1) * 8;
 
 pub const MERKLE_BLAKE3: Module = Module {
     name: "merkle_blake3",
@@ -114,7 +131,7 @@ pub const SCAN_THREADS: u32 = 256;
 
 /// Every fixed module (the generated composition and LogUp kernels come on
 /// top).
-pub const MODULES: &[Module] = &[NTT, MERKLE_BLAKE3, MERKLE_KECCAK, GRIND, FRI, LOGUP, COMPOSE_INTERP];
+pub const MODULES: &[Module] = &[NTT, NTT_WARP, MERKLE_BLAKE3, MERKLE_KECCAK, GRIND, FRI, LOGUP, COMPOSE_INTERP];
 
 #[cfg(test)]
 mod tests {

@@ -56,15 +56,20 @@ impl Device {
 }
 
 /// Every module of kernels-cuda compiled for the device (the interpreter's
-/// only when wanted) and loaded.
+/// and the warp NTT's only when wanted) and loaded.
 pub(super) fn load_kernels(
     ctx: &Arc<CudaContext>,
     info: &DeviceInfo,
     with_interpreter: bool,
+    with_warp_ntt: bool,
 ) -> Result<HashMap<&'static str, CudaFunction>, BackendError> {
     let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
-    let modules: Vec<&kernels_cuda::Module> =
-        kernels_cuda::MODULES.iter().filter(|m| with_interpreter || m.name != "compose_interp").collect();
+    let wanted = |m: &&kernels_cuda::Module| match m.name {
+        "compose_interp" => with_interpreter,
+        "ntt_warp" => with_warp_ntt,
+        _ => true,
+    };
+    let modules: Vec<&kernels_cuda::Module> = kernels_cuda::MODULES.iter().filter(wanted).collect();
     let sources: Vec<(&str, String)> = modules.iter().map(|m| (m.name, m.source())).collect();
     let mut functions = HashMap::new();
     for (m, image) in modules.iter().zip(compile_parallel(&sources, target)) {
@@ -101,6 +106,24 @@ pub(super) fn tile_log(functions: &HashMap<&'static str, CudaFunction>, wanted: 
     } else {
         wanted.min(12)
     }
+}
+
+/// Whether the warp NTT's kernels are loaded and may use their tile of
+/// shared memory (above the default 48 KiB).
+pub(super) fn warp_ntt_ready(functions: &HashMap<&'static str, CudaFunction>) -> bool {
+    kernels_cuda::NTT_WARP.kernels.iter().all(|k| {
+        functions.get(k).is_some_and(|f| {
+            // SAFETY: a live function handle.
+            unsafe {
+                result::function::set_function_attribute(
+                    f.cu_function(),
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    kernels_cuda::NTT_WARP_SHARED_BYTES as i32,
+                )
+            }
+            .is_ok()
+        })
+    })
 }
 
 /// Compiles each `(name, source)` for `target` on its own thread (NVRTC is

@@ -11,7 +11,7 @@ mod kernels;
 mod memory;
 
 pub(crate) use kernels::compile_parallel;
-use kernels::{load_kernels, tile_log};
+use kernels::{load_kernels, tile_log, warp_ntt_ready};
 use memory::open_pool;
 
 use crate::nvrtc;
@@ -131,6 +131,9 @@ pub(crate) struct Device {
     /// Most threads of an NTT block (64..=1024; 256 measured fastest on
     /// the H200, docs/gpu/logs/ntt-tuning.log).
     pub(crate) ntt_threads: u32,
+    /// Natural-order 2^20-point transforms through kernels-cuda's
+    /// `ntt_warp` (`NttTuning::warp`, where its kernels loaded).
+    pub(crate) ntt_warp: bool,
     generated: Mutex<HashMap<String, CudaFunction>>,
     /// The claim of each reserved lane (see `CudaBackend::reserve`).
     claims: Mutex<HashMap<Lane, Arc<Claim>>>,
@@ -188,9 +191,10 @@ impl Device {
         let free_now = ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
         let gate = Gate::new(Gate::default_budget(config.memory_budget_bytes, free_now));
         let t1 = Instant::now();
-        let functions = load_kernels(&ctx, &info, config.compose == ComposeKernel::Interpreted)?;
+        let functions = load_kernels(&ctx, &info, config.compose == ComposeKernel::Interpreted, config.ntt.warp)?;
         let kernels = t1.elapsed();
         let ntt_tile_log = tile_log(&functions, config.ntt.tile_log);
+        let ntt_warp = config.ntt.warp && warp_ntt_ready(&functions);
         let roots = RootSlots::new(&ctx).map_err(|e| unavailable("pinned root slots", e))?;
         let opened = OpenTimes { context, kernels, total: t0.elapsed() };
         Ok(Arc::new(Device {
@@ -208,6 +212,7 @@ impl Device {
             ntt_radix: if config.ntt.radix == 2 { 2 } else { 4 },
             ntt_lanes: config.ntt.lanes,
             ntt_threads: config.ntt.threads.clamp(64, 1024).next_power_of_two(),
+            ntt_warp,
             generated: Mutex::new(HashMap::new()),
             claims: Mutex::new(HashMap::new()),
             admission_timeout: config.admission_timeout.unwrap_or(Duration::from_secs(600)),

@@ -1,0 +1,162 @@
+// Natural-order NTTs of 2^20 points as 1024 x 1024 (four steps), each
+// 1024-point transform held in one warp's registers: lane n2 holds
+// x[32 n1 + n2] for n1 < 32, a 32-point DFT runs over the lane's
+// registers, then a product by w_1024^(n2 k1), a transpose through the
+// warp's shared memory, and a second 32-point DFT. Every 32nd root of
+// unity is a power of two, so the DFTs multiply only by constants.
+// Measured against the shared-memory passes of ntt.cu in
+// benches/ntt-proto (docs/gpu/RESULTS.md section 37).
+//
+// Pass A reads column sets n1 of the source (x[n1 + 1024 n2]) through a
+// shared tile of 1024 rows x NW_WARPS words, transforms over n2 and
+// writes row n1 of dst: T[1024 n1 + k2] = w^(n1 k2) Y[k2] (times the
+// store scale). Pass B reads column sets k2 of dst through the tile,
+// transforms over n1 and writes X[k2 + 1024 k1] over the same positions,
+// which no other block touches: the source is kept, nothing else is
+// allocated. Twiddles come from the backend's table of w^k, k below half
+// of its domain (tw_log).
+#define NW_WARPS 8
+#define NW_PAD 33
+#define NW_TP (NW_WARPS + 1)
+
+__device__ __forceinline__ u32 nw_brev5(u32 r) {
+    return ((r & 1) << 4) | ((r & 2) << 2) | (r & 4) | ((r & 8) >> 2) | ((r & 16) >> 4);
+}
+
+// The DFTs run with w' = 2^6. Kiln's w_32 is 2^78 = w'^13 and its inverse
+// 2^114 = w'^19, so X[k] = X'[M k] with M = 13 or 19: the register holding
+// X[k] after a DFT.
+template <u32 M>
+__device__ __forceinline__ u32 nw_slot(u32 k) {
+    return nw_brev5((M * k) & 31);
+}
+
+// x * 2^e for a constant e < 96, as a product by the constant 2^e mod p.
+__device__ __forceinline__ u64 nw_shl(u64 x, u32 e) {
+    if (e == 0) return x;
+    const u64 c = e < 64 ? (1ull << e) : ((1ull << (e - 32)) - (1ull << (e - 64)));
+    return f_mul(x, c);
+}
+
+// A 32-point DFT with w' = 2^6 over v, decimation in frequency: v[r] =
+// X'[brev5(r)] afterwards. Every level has 16 butterflies, a fixed trip
+// count, so the inner loop unrolls before the outer one and v stays in
+// registers.
+__device__ __forceinline__ void nw_dft32(u64* v) {
+#pragma unroll
+    for (u32 lv = 0; lv < 5; lv++) {
+        const u32 lh = 4 - lv, h = 1u << lh;
+#pragma unroll
+        for (u32 b = 0; b < 16; b++) {
+            const u32 j = b & (h - 1), x = ((b >> lh) << (lh + 1)) | j, y = x + h;
+            const u64 p = v[x], q = v[y];
+            v[x] = f_add(p, q);
+            v[y] = nw_shl(f_sub(p, q), 6 * (16 / h) * j);
+        }
+    }
+}
+
+// w_(2^bits)^e for e < 2^bits, from the table of w_(2^tw_log)^k, k <
+// 2^(tw_log - 1): the upper half of the exponents is the lower one negated.
+__device__ __forceinline__ u64 nw_root(const u64* __restrict__ tw, u64 tw_log, u32 e, u32 bits) {
+    const u32 half = 1u << (bits - 1);
+    const u64 v = tw[(u64)(e & (half - 1)) << (tw_log - bits)];
+    return (e & half) ? f_neg(v) : v;
+}
+
+// The warp's 1024-point transform of v (lane l, register i: element
+// l + 32 i): afterwards lane l holds X[l + 32 k] in v[nw_slot<M>(k)].
+// sh is the warp's 32 x NW_PAD words.
+template <u32 M>
+__device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u64* __restrict__ tw, u64 tw_log) {
+    nw_dft32(v);
+#pragma unroll
+    for (u32 k1 = 0; k1 < 32; k1++)
+        sh[k1 * NW_PAD + lane] = f_mul(v[nw_slot<M>(k1)], nw_root(tw, tw_log, (lane * k1) & 1023, 10));
+    __syncwarp();
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = sh[lane * NW_PAD + i];
+    __syncwarp();
+    nw_dft32(v);
+}
+
+// Rows r < 1024, words w < NW_WARPS of the column set at base (rows 1024
+// words apart) to and from the tile, rows NW_TP words apart: a warp
+// reading one column of the tile meets each bank pair once per wavefront.
+__device__ __forceinline__ void nw_tile_load(u64* tile, const u64* __restrict__ base) {
+    for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
+        const u32 row = idx / NW_WARPS, w = idx % NW_WARPS;
+        tile[row * NW_TP + w] = base[((u64)row << 10) + w];
+    }
+}
+__device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
+    for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
+        const u32 row = idx / NW_WARPS, w = idx % NW_WARPS;
+        base[((u64)row << 10) + w] = tile[row * NW_TP + w];
+    }
+}
+
+// Grid (1024 / NW_WARPS, columns), NW_WARPS warps a block, 1024 * NW_TP
+// words of dynamic shared memory.
+template <u32 M>
+__device__ __forceinline__ void nw_pass_a(const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride,
+                                          const u64* __restrict__ tw, u64 tw_log, u64 scale) {
+    extern __shared__ u64 tile[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
+    nw_tile_load(tile, src + blockIdx.y * src_stride + n1_0);
+    __syncthreads();
+    u64 v[32];
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
+    __syncthreads();
+    nw_transform<M>(v, lane, tile + warp * 32 * NW_PAD, tw, tw_log);
+    // k2 = lane + 32 k: w^(n1 k2) = w^(n1 lane) (w^(32 n1))^k, exponents below 2^15.
+    u64 t = f_mul(nw_root(tw, tw_log, n1 * lane, 20), scale);
+    const u64 step = nw_root(tw, tw_log, n1 * 32, 20);
+    u64* row = dst + blockIdx.y * dst_stride + ((u64)n1 << 10);
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) {
+        row[lane + 32 * k] = f_mul(v[nw_slot<M>(k)], t);
+        t = f_mul(t, step);
+    }
+}
+
+template <u32 M>
+__device__ __forceinline__ void nw_pass_b(u64* data, u64 stride, const u64* __restrict__ tw, u64 tw_log) {
+    extern __shared__ u64 tile[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u64* base = data + blockIdx.y * stride + blockIdx.x * NW_WARPS;
+    nw_tile_load(tile, base);
+    __syncthreads();
+    u64 v[32];
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
+    __syncthreads();
+    nw_transform<M>(v, lane, tile + warp * 32 * NW_PAD, tw, tw_log);
+    __syncthreads();
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot<M>(k)];
+    __syncthreads();
+    nw_tile_store(tile, base);
+}
+
+// 128 registers a thread: two blocks an SM (measured fastest).
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a_fwd(
+    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ tw, u64 tw_log,
+    u64 scale) {
+    nw_pass_a<13>(src, src_stride, dst, dst_stride, tw, tw_log, scale);
+}
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a_inv(
+    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ tw, u64 tw_log,
+    u64 scale) {
+    nw_pass_a<19>(src, src_stride, dst, dst_stride, tw, tw_log, scale);
+}
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b_fwd(
+    u64* data, u64 stride, const u64* __restrict__ tw, u64 tw_log) {
+    nw_pass_b<13>(data, stride, tw, tw_log);
+}
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b_inv(
+    u64* data, u64 stride, const u64* __restrict__ tw, u64 tw_log) {
+    nw_pass_b<19>(data, stride, tw, tw_log);
+}
