@@ -80,14 +80,23 @@ __device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u6
     nw_dft32(v);
 }
 
-// Rows r < 1024, words w < NW_WARPS of the column set at base (rows 1024
-// words apart) to and from the tile, rows NW_TP words apart: a warp
-// reading one column of the tile meets each bank pair once per wavefront.
-__device__ __forceinline__ void nw_tile_load(u64* tile, const u64* __restrict__ base) {
+// Rows r < 1024, words w < NW_WARPS of a block's column set (rows 1024
+// words apart) go to and from the tile with rows NW_TP words apart: a
+// warp reading one column of the tile meets each bank pair once per
+// wavefront.
+// The block's column set at base into the tile, then column `warp` of
+// it into v in the warp transform's layout (element lane + 32 i in v[i]);
+// the tile is free again on return.
+__device__ __forceinline__ void nw_load_columns(u64* tile, const u64* __restrict__ base, u64* v, u32 lane,
+                                                u32 warp) {
     for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
         const u32 row = idx / NW_WARPS, w = idx % NW_WARPS;
         tile[row * NW_TP + w] = base[((u64)row << 10) + w];
     }
+    __syncthreads();
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
+    __syncthreads();
 }
 __device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
     for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
@@ -104,12 +113,8 @@ __device__ __forceinline__ void nw_pass_a(const u64* __restrict__ src, u64 src_s
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
-    nw_tile_load(tile, src + blockIdx.y * src_stride + n1_0);
-    __syncthreads();
     u64 v[32];
-#pragma unroll
-    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
-    __syncthreads();
+    nw_load_columns(tile, src + blockIdx.y * src_stride + n1_0, v, lane, warp);
     nw_transform<M>(v, lane, tile + warp * 32 * NW_PAD, tw, tw_log);
     // k2 = lane + 32 k: w^(n1 k2) = w^(n1 lane) (w^(32 n1))^k, exponents below 2^15.
     u64 t = f_mul(nw_root(tw, tw_log, n1 * lane, 20), scale);
@@ -127,12 +132,8 @@ __device__ __forceinline__ void nw_pass_b(u64* data, u64 stride, const u64* __re
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u64* base = data + blockIdx.y * stride + blockIdx.x * NW_WARPS;
-    nw_tile_load(tile, base);
-    __syncthreads();
     u64 v[32];
-#pragma unroll
-    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
-    __syncthreads();
+    nw_load_columns(tile, base, v, lane, warp);
     nw_transform<M>(v, lane, tile + warp * 32 * NW_PAD, tw, tw_log);
     __syncthreads();
 #pragma unroll
