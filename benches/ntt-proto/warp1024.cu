@@ -7,9 +7,10 @@
 // coalesced row a register), runs a 32-point DFT over its registers,
 // multiplies by w^(n2 k1), the warp transposes through shared memory, and
 // lane k1 runs the second 32-point DFT: X[k1 + 32 k2] lands in register
-// brev(k2), stored coalesced. The 32nd roots of unity are powers of two
-// (w_1024^32 = 2^78 for Kiln's roots), so the DFTs' twiddles are shifts
-// with a 128-bit reduction, not products.
+// slot(k2), stored coalesced. The 32nd roots of unity are powers of two
+// (w_1024^32 = 2^78 for Kiln's roots), so the DFTs' twiddles are products
+// by constants. The no-scratch 2^20 variant runs kernels-cuda's ntt_warp,
+// the backend's version of these passes.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o warp1024 benches/ntt-proto/warp1024.cu
 //   ./warp1024 [COUNT]     (default 65536 transforms: 512 MiB, as 64 x 2^20)
@@ -21,6 +22,8 @@
 #include <cuda_runtime.h>
 
 #include "../../kernels-cuda/src/cuda/field.cuh"
+// The backend's own 2^20 transform (its no-scratch passes), timed beside these.
+#include "../../kernels-cuda/src/cuda/ntt_warp.cu"
 
 #define CHECK(call)                                                                   \
     do {                                                                              \
@@ -250,7 +253,8 @@ __device__ __forceinline__ void tile_store(const u64* tile, u64* dst) {
 extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     ntt2e20_pass1_tiled(const u64* __restrict__ in, u64* __restrict__ tmp, const u64* __restrict__ tw,
                         const u64* __restrict__ hi, const u64* __restrict__ lo) {
-    extern __shared__ u64 tile[];
+    extern __shared__ u64 sh_all[];
+    u64* tile = sh_all;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * WARPS, n1 = n1_0 + warp;
     const u64 col = (u64)blockIdx.y << 20;
@@ -277,7 +281,8 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     ntt2e20_pass2_tiled(const u64* __restrict__ tmp, u64* __restrict__ out, const u64* __restrict__ tw) {
-    extern __shared__ u64 tile[];
+    extern __shared__ u64 sh_all[];
+    u64* tile = sh_all;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 k2_0 = blockIdx.x * WARPS, k2 = k2_0 + warp;
     const u64 col = (u64)blockIdx.y << 20;
@@ -293,57 +298,6 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     tile_store(tile, out + col + k2_0);
 }
 
-
-// The backend's contract, without a scratch matrix: the source is kept and
-// only dst is written. Pass A reads column set n1 of src through the tile
-// and writes row n1 of dst, T'[1024 n1 + k2] = w^(n1 k2) Y[k2], one
-// coalesced run a warp; pass B reads column set k2 of dst through the
-// tile, transforms over n1 and writes X[k2 + 1024 k1] over the same
-// positions, which no other block touches: in place.
-extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
-    ntt2e20_passA(const u64* __restrict__ in, u64* __restrict__ out, const u64* __restrict__ tw,
-                  const u64* __restrict__ hi, const u64* __restrict__ lo) {
-    extern __shared__ u64 tile[];
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 n1_0 = blockIdx.x * WARPS, n1 = n1_0 + warp;
-    const u64 col = (u64)blockIdx.y << 20;
-    tile_load(tile, in + col + n1_0);
-    __syncthreads();
-    u64 v[32];
-#pragma unroll
-    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * TP + warp];
-    __syncthreads();
-    warp_ntt1024(v, lane, tile + warp * 32 * PAD, tw);
-    const u32 a = n1 * lane, b = n1 * 32;
-    u64 t = f_mul(hi[a >> 10], lo[a & 1023]);
-    const u64 step = f_mul(hi[b >> 10], lo[b & 1023]);
-    u64* dst = out + col + ((u64)n1 << 10);
-#pragma unroll
-    for (u32 k = 0; k < 32; k++) {
-        dst[lane + 32 * k] = f_mul(v[slot(k)], t);
-        t = f_mul(t, step);
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
-    ntt2e20_passB(u64* __restrict__ data, const u64* __restrict__ tw) {
-    extern __shared__ u64 tile[];
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 k2_0 = blockIdx.x * WARPS;
-    u64* base = data + ((u64)blockIdx.y << 20) + k2_0;
-    tile_load(tile, base);
-    __syncthreads();
-    u64 v[32];
-#pragma unroll
-    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * TP + warp];
-    __syncthreads();
-    warp_ntt1024(v, lane, tile + warp * 32 * PAD, tw);
-    __syncthreads();
-#pragma unroll
-    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * TP + warp] = v[slot(k)];
-    __syncthreads();
-    tile_store(tile, base);
-}
 
 // Host arithmetic for the reference.
 static const u64 P = 0xFFFFFFFF00000001ull;
@@ -490,12 +444,20 @@ int main(int argc, char** argv) {
         const int tsmem = 1024 * TP * 8;  // the tile, which also holds the warps' transposes
         CHECK(cudaFuncSetAttribute(ntt2e20_pass1_tiled, cudaFuncAttributeMaxDynamicSharedMemorySize, tsmem));
         CHECK(cudaFuncSetAttribute(ntt2e20_pass2_tiled, cudaFuncAttributeMaxDynamicSharedMemorySize, tsmem));
-        CHECK(cudaFuncSetAttribute(ntt2e20_passA, cudaFuncAttributeMaxDynamicSharedMemorySize, tsmem));
-        CHECK(cudaFuncSetAttribute(ntt2e20_passB, cudaFuncAttributeMaxDynamicSharedMemorySize, tsmem));
+        // The backend's kernels read its twiddle table, w^k for k < 2^19 (tw_log 20).
+        std::vector<u64> table(1 << 19);
+        for (size_t i = 0; i < table.size(); i++) table[i] = hmul(hi[i >> 10], lo[i & 1023]);
+        u64* d_table;
+        CHECK(cudaMalloc(&d_table, table.size() * 8));
+        CHECK(cudaMemcpy(d_table, table.data(), table.size() * 8, cudaMemcpyHostToDevice));
+        const int nw_smem = 1024 * NW_TP * 8;
+        const dim3 gw(1024 / NW_WARPS, cols);
+        CHECK(cudaFuncSetAttribute(ntt_warp_a_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
+        CHECK(cudaFuncSetAttribute(ntt_warp_b_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
         bool tiled = false, inplace = false;
         auto pass1 = [&] {
             if (inplace)
-                ntt2e20_passA<<<g2, 32 * WARPS, tsmem>>>(d_x, d_y, d_tw, d_hi, d_lo);
+                ntt_warp_a_fwd<<<gw, 32 * NW_WARPS, nw_smem>>>(d_x, 1ull << 20, d_y, 1ull << 20, d_table, 20, 1);
             else if (tiled)
                 ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo);
             else
@@ -504,13 +466,13 @@ int main(int argc, char** argv) {
         auto run = [&] {
             pass1();
             if (inplace)
-                ntt2e20_passB<<<g2, 32 * WARPS, tsmem>>>(d_y, d_tw);
+                ntt_warp_b_fwd<<<gw, 32 * NW_WARPS, nw_smem>>>(d_y, 1ull << 20, d_table, 20);
             else if (tiled)
                 ntt2e20_pass2_tiled<<<g2, 32 * WARPS, tsmem>>>(d_t, d_y, d_tw);
             else
                 ntt2e20_pass2<<<g2, 32 * WARPS, smem>>>(d_t, d_y, d_tw);
         };
-        const char* names[] = {"", " tiled", " tiled, no scratch (src kept, dst in place)"};
+        const char* names[] = {"", " tiled", " tiled, no scratch (the backend's ntt_warp kernels)"};
         for (int variant = 0; variant < 3; variant++) {
         tiled = variant == 1;
         inplace = variant == 2;
