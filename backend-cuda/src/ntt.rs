@@ -5,11 +5,14 @@ use crate::stream::{DevBuf, Scope};
 use backend_api::{BackendError, F};
 use std::sync::{Arc, Mutex};
 
-/// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w.
+/// Tables of w^k and w^-k, k < 2^(log-1), for the 2^log-th root w, and
+/// of w_1024^e, e < 1024, for the warp NTT's inner twiddles (small enough
+/// to stay in L1, where the strided reads of `fwd` do not).
 pub(crate) struct Twiddles {
     pub(crate) log: u32,
     pub(crate) fwd: Arc<DevBuf>,
     pub(crate) inv: Arc<DevBuf>,
+    pub(crate) w1024: Arc<DevBuf>,
 }
 
 pub(crate) struct TwiddleCache(Mutex<Option<Arc<Twiddles>>>);
@@ -45,8 +48,16 @@ impl TwiddleCache {
             a *= w;
             b *= wi;
         }
+        let w_1024 = (10..log).fold(w, |r, _| r * r);
+        let w1024: Vec<u64> =
+            std::iter::successors(Some(F::ONE), |&r| Some(r * w_1024)).take(1024).map(|r| r.value()).collect();
         // Kept by the backend across proofs: owned by no proof's claim.
-        let t = Arc::new(Twiddles { log, fwd: scope.upload_shared(&fwd)?, inv: scope.upload_shared(&inv)? });
+        let t = Arc::new(Twiddles {
+            log,
+            fwd: scope.upload_shared(&fwd)?,
+            inv: scope.upload_shared(&inv)?,
+            w1024: scope.upload_shared(&w1024)?,
+        });
         // Other proofs' streams take the tables from the cache without
         // waiting on this scope (its end event does not exist yet), and a
         // small upload is still in flight on return: publish them only once
@@ -247,9 +258,9 @@ pub(crate) fn natural(
 struct Strided<'b>(&'b Arc<DevBuf>, u64);
 
 /// `natural` at 2^20 points through kernels-cuda's `ntt_warp`: pass A reads
-/// the source's column sets and writes rows of `dst`, pass B transforms
-/// `dst`'s column sets in place. The inverse's 1/n rides on pass A's
-/// twiddles.
+/// the source's column sets (reversed for the inverse, which is the forward
+/// transform of x[-n]) and writes rows of `dst`, pass B transforms `dst`'s
+/// column sets in place. The inverse's 1/n rides on pass A's twiddles.
 fn warp_natural(
     scope: &mut Scope,
     tw: &Twiddles,
@@ -260,23 +271,19 @@ fn warp_natural(
     scale: F,
 ) -> Result<(), BackendError> {
     let dev = scope.dev.clone();
-    let (pass_a, pass_b) = if inverse {
-        (dev.func("ntt_warp_a_inv"), dev.func("ntt_warp_b_inv"))
-    } else {
-        (dev.func("ntt_warp_a_fwd"), dev.func("ntt_warp_b_fwd"))
-    };
-    let table = if inverse { &tw.inv } else { &tw.fwd };
+    let (pass_a, pass_b) = (dev.func("ntt_warp_a"), dev.func("ntt_warp_b"));
+    let (table, w1024) = (&tw.fwd, &tw.w1024);
     let warps = kernels_cuda::NTT_WARP_WARPS;
     let (blocks, threads, smem) = ((1u32 << 10) / warps, 32 * warps, kernels_cuda::NTT_WARP_SHARED_BYTES);
     let chunks = || (0..cols).step_by(65535).map(move |c0| (c0 as u64, (cols - c0).min(65535) as u32));
     for (c0, nc) in chunks() {
         let (s, d) = (src.ptr + 8 * c0 * src_stride, dst.ptr + 8 * c0 * dst_stride);
-        let args = [s, src_stride, d, dst_stride, table.ptr, tw.log as u64, scale.value()];
-        scope.launch(pass_a, (blocks, nc, 1), threads, smem, &args, &[src, dst, table])?;
+        let args = [s, src_stride, d, dst_stride, table.ptr, tw.log as u64, w1024.ptr, scale.value(), inverse as u64];
+        scope.launch(pass_a, (blocks, nc, 1), threads, smem, &args, &[src, dst, table, w1024])?;
     }
     for (c0, nc) in chunks() {
-        let args = [dst.ptr + 8 * c0 * dst_stride, dst_stride, table.ptr, tw.log as u64];
-        scope.launch(pass_b, (blocks, nc, 1), threads, smem, &args, &[dst, table])?;
+        let args = [dst.ptr + 8 * c0 * dst_stride, dst_stride, w1024.ptr];
+        scope.launch(pass_b, (blocks, nc, 1), threads, smem, &args, &[dst, w1024])?;
     }
     Ok(())
 }

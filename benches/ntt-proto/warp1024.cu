@@ -452,12 +452,12 @@ int main(int argc, char** argv) {
         CHECK(cudaMemcpy(d_table, table.data(), table.size() * 8, cudaMemcpyHostToDevice));
         const int nw_smem = 1024 * NW_TP * 8;
         const dim3 gw(1024 / NW_WARPS, cols);
-        CHECK(cudaFuncSetAttribute(ntt_warp_a_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
-        CHECK(cudaFuncSetAttribute(ntt_warp_b_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
+        CHECK(cudaFuncSetAttribute(ntt_warp_a, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
+        CHECK(cudaFuncSetAttribute(ntt_warp_b, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
         bool tiled = false, inplace = false;
         auto pass1 = [&] {
             if (inplace)
-                ntt_warp_a_fwd<<<gw, 32 * NW_WARPS, nw_smem>>>(d_x, 1ull << 20, d_y, 1ull << 20, d_table, 20, 1);
+                ntt_warp_a<<<gw, 32 * NW_WARPS, nw_smem>>>(d_x, 1ull << 20, d_y, 1ull << 20, d_table, 20, d_tw, 1, 0);
             else if (tiled)
                 ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo);
             else
@@ -466,7 +466,7 @@ int main(int argc, char** argv) {
         auto run = [&] {
             pass1();
             if (inplace)
-                ntt_warp_b_fwd<<<gw, 32 * NW_WARPS, nw_smem>>>(d_y, 1ull << 20, d_table, 20);
+                ntt_warp_b<<<gw, 32 * NW_WARPS, nw_smem>>>(d_y, 1ull << 20, d_tw);
             else if (tiled)
                 ntt2e20_pass2_tiled<<<g2, 32 * WARPS, tsmem>>>(d_t, d_y, d_tw);
             else

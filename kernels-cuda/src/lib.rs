@@ -61,7 +61,7 @@ pub const NTT_WARP: Module = Module {
     name: "ntt_warp",
     headers: &[FIELD_H],
     body: include_str!("cuda/ntt_warp.cu"),
-    kernels: &["ntt_warp_a_fwd", "ntt_warp_a_inv", "ntt_warp_b_fwd", "ntt_warp_b_inv"],
+    kernels: &["ntt_warp_a", "ntt_warp_b"],
 };
 
 /// log2 of the transforms `ntt_warp` does.

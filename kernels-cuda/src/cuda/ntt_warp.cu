@@ -13,8 +13,12 @@
 // store scale). Pass B reads column sets k2 of dst through the tile,
 // transforms over n1 and writes X[k2 + 1024 k1] over the same positions,
 // which no other block touches: the source is kept, nothing else is
-// allocated. Twiddles come from the backend's table of w^k, k below half
-// of its domain (tw_log).
+// allocated. Only forward transforms run: the inverse is the forward
+// transform of x[-n mod 2^20], which pass A reads instead when asked, so
+// one pair of kernels serves both directions (and compiles in half the
+// time). Twiddles: w_1024^e from a 1024-word table, which stays in L1
+// (the warp's 32 lanes read 32 of its words at once), and w_(2^20)^e from
+// the backend's table of w^k, k below half of its domain (tw_log).
 #define NW_WARPS 8
 #define NW_PAD 33
 #define NW_TP (NW_WARPS + 1)
@@ -23,12 +27,10 @@ __device__ __forceinline__ u32 nw_brev5(u32 r) {
     return ((r & 1) << 4) | ((r & 2) << 2) | (r & 4) | ((r & 8) >> 2) | ((r & 16) >> 4);
 }
 
-// The DFTs run with w' = 2^6. Kiln's w_32 is 2^78 = w'^13 and its inverse
-// 2^114 = w'^19, so X[k] = X'[M k] with M = 13 or 19: the register holding
-// X[k] after a DFT.
-template <u32 M>
+// The DFTs run with w' = 2^6. Kiln's w_32 is 2^78 = w'^13, so X[k] =
+// X'[13 k]: the register holding X[k] after a DFT.
 __device__ __forceinline__ u32 nw_slot(u32 k) {
-    return nw_brev5((M * k) & 31);
+    return nw_brev5((13 * k) & 31);
 }
 
 // x * 2^e for a constant e < 96, as a product by the constant 2^e mod p.
@@ -65,14 +67,12 @@ __device__ __forceinline__ u64 nw_root(const u64* __restrict__ tw, u64 tw_log, u
 }
 
 // The warp's 1024-point transform of v (lane l, register i: element
-// l + 32 i): afterwards lane l holds X[l + 32 k] in v[nw_slot<M>(k)].
-// sh is the warp's 32 x NW_PAD words.
-template <u32 M>
-__device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u64* __restrict__ tw, u64 tw_log) {
+// l + 32 i): afterwards lane l holds X[l + 32 k] in v[nw_slot(k)].
+// w1024[e] = w_1024^e; sh is the warp's 32 x NW_PAD words.
+__device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u64* __restrict__ w1024) {
     nw_dft32(v);
 #pragma unroll
-    for (u32 k1 = 0; k1 < 32; k1++)
-        sh[k1 * NW_PAD + lane] = f_mul(v[nw_slot<M>(k1)], nw_root(tw, tw_log, (lane * k1) & 1023, 10));
+    for (u32 k1 = 0; k1 < 32; k1++) sh[k1 * NW_PAD + lane] = f_mul(v[nw_slot(k1)], w1024[(lane * k1) & 1023]);
     __syncwarp();
 #pragma unroll
     for (u32 i = 0; i < 32; i++) v[i] = sh[lane * NW_PAD + i];
@@ -80,24 +80,25 @@ __device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u6
     nw_dft32(v);
 }
 
-// Rows r < 1024, words w < NW_WARPS of a block's column set (rows 1024
-// words apart) go to and from the tile with rows NW_TP words apart: a
-// warp reading one column of the tile meets each bank pair once per
+// A block's column set is elements c0 + w + 1024 r of a column, rows r <
+// 1024 and words w < NW_WARPS. In the tile its rows lie NW_TP words apart,
+// so a warp reading one column of the tile meets each bank pair once per
 // wavefront.
-// The block's column set at base into the tile, then column `warp` of
-// it into v in the warp transform's layout (element lane + 32 i in v[i]);
-// the tile is free again on return.
-__device__ __forceinline__ void nw_load_columns(u64* tile, const u64* __restrict__ base, u64* v, u32 lane,
-                                                u32 warp) {
+// The set into the tile (with `reverse`, element e read from -e mod 2^20),
+// then column `warp` of it into v in the warp transform's layout (element
+// lane + 32 i in v[i]); the tile is free again on return.
+__device__ __forceinline__ void nw_load_columns(u64* tile, const u64* __restrict__ col, u32 c0, bool reverse, u64* v,
+                                                u32 lane, u32 warp) {
     for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
-        const u32 row = idx / NW_WARPS, w = idx % NW_WARPS;
-        tile[row * NW_TP + w] = base[((u64)row << 10) + w];
+        const u32 row = idx / NW_WARPS, w = idx % NW_WARPS, e = c0 + w + (row << 10);
+        tile[row * NW_TP + w] = col[reverse ? (0u - e) & ((1u << 20) - 1) : e];
     }
     __syncthreads();
 #pragma unroll
     for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
     __syncthreads();
 }
+// The tile back to the column set at base.
 __device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
     for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
         const u32 row = idx / NW_WARPS, w = idx % NW_WARPS;
@@ -106,58 +107,40 @@ __device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
 }
 
 // Grid (1024 / NW_WARPS, columns), NW_WARPS warps a block, 1024 * NW_TP
-// words of dynamic shared memory.
-template <u32 M>
-__device__ __forceinline__ void nw_pass_a(const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride,
-                                          const u64* __restrict__ tw, u64 tw_log, u64 scale) {
+// words of dynamic shared memory; 128 registers a thread, two blocks an
+// SM (measured fastest).
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a(
+    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ tw, u64 tw_log,
+    const u64* __restrict__ w1024, u64 scale, u64 reverse) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
     u64 v[32];
-    nw_load_columns(tile, src + blockIdx.y * src_stride + n1_0, v, lane, warp);
-    nw_transform<M>(v, lane, tile + warp * 32 * NW_PAD, tw, tw_log);
+    nw_load_columns(tile, src + blockIdx.y * src_stride, n1_0, reverse != 0, v, lane, warp);
+    nw_transform(v, lane, tile + warp * 32 * NW_PAD, w1024);
     // k2 = lane + 32 k: w^(n1 k2) = w^(n1 lane) (w^(32 n1))^k, exponents below 2^15.
     u64 t = f_mul(nw_root(tw, tw_log, n1 * lane, 20), scale);
     const u64 step = nw_root(tw, tw_log, n1 * 32, 20);
     u64* row = dst + blockIdx.y * dst_stride + ((u64)n1 << 10);
 #pragma unroll
     for (u32 k = 0; k < 32; k++) {
-        row[lane + 32 * k] = f_mul(v[nw_slot<M>(k)], t);
+        row[lane + 32 * k] = f_mul(v[nw_slot(k)], t);
         t = f_mul(t, step);
     }
 }
 
-template <u32 M>
-__device__ __forceinline__ void nw_pass_b(u64* data, u64 stride, const u64* __restrict__ tw, u64 tw_log) {
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b(u64* data, u64 stride,
+                                                                          const u64* __restrict__ w1024) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    u64* base = data + blockIdx.y * stride + blockIdx.x * NW_WARPS;
+    u64* col = data + blockIdx.y * stride;
+    const u32 k2_0 = blockIdx.x * NW_WARPS;
     u64 v[32];
-    nw_load_columns(tile, base, v, lane, warp);
-    nw_transform<M>(v, lane, tile + warp * 32 * NW_PAD, tw, tw_log);
+    nw_load_columns(tile, col, k2_0, false, v, lane, warp);
+    nw_transform(v, lane, tile + warp * 32 * NW_PAD, w1024);
     __syncthreads();
 #pragma unroll
-    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot<M>(k)];
+    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot(k)];
     __syncthreads();
-    nw_tile_store(tile, base);
-}
-
-// 128 registers a thread: two blocks an SM (measured fastest).
-extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a_fwd(
-    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ tw, u64 tw_log,
-    u64 scale) {
-    nw_pass_a<13>(src, src_stride, dst, dst_stride, tw, tw_log, scale);
-}
-extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a_inv(
-    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ tw, u64 tw_log,
-    u64 scale) {
-    nw_pass_a<19>(src, src_stride, dst, dst_stride, tw, tw_log, scale);
-}
-extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b_fwd(
-    u64* data, u64 stride, const u64* __restrict__ tw, u64 tw_log) {
-    nw_pass_b<13>(data, stride, tw, tw_log);
-}
-extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b_inv(
-    u64* data, u64 stride, const u64* __restrict__ tw, u64 tw_log) {
-    nw_pass_b<19>(data, stride, tw, tw_log);
+    nw_tile_store(tile, col + k2_0);
 }
