@@ -44,10 +44,10 @@ pub struct NttTuning {
     pub upload_runs: u32,
     /// Natural-order transforms of 2^20 points (`ntt`, `intt`) as two
     /// passes of 1024-point transforms held in a warp's registers
-    /// (kernels-cuda's `ntt_warp`, compiled only when on): 1.30 ms for 64
-    /// columns where the shared-memory passes take 2.03 ms, measured as a
-    /// standalone prototype (docs/gpu/RESULTS.md section 37). Off by default
-    /// until the backend's path has passed the conformance suite on a GPU.
+    /// (kernels-cuda's `ntt_warp`; off, its module is not compiled): 1.36
+    /// ms for 64 columns where the shared-memory passes take 2.00 ms on
+    /// the H200, with the cold start unchanged (docs/gpu/RESULTS.md
+    /// section 38).
     pub warp: bool,
 }
 
@@ -60,7 +60,7 @@ impl Default for NttTuning {
             lanes: true,
             lde_skip_zero_levels: true,
             upload_runs: 16,
-            warp: false,
+            warp: true,
         }
     }
 }
@@ -229,7 +229,7 @@ mod tests {
             ("KILN_CUDA_NTT_THREADS", "512"),
             ("KILN_CUDA_NTT_RADIX", "2"),
             ("KILN_CUDA_NTT_LANES", "0"),
-            ("KILN_CUDA_NTT_WARP", "1"),
+            ("KILN_CUDA_NTT_WARP", "0"),
             ("KILN_CUDA_LDE_SKIP", "0"),
             ("KILN_CUDA_UPLOAD_RUNS", "5"),
             ("KILN_CUDA_COMPOSE", "interpret"),
@@ -250,7 +250,7 @@ mod tests {
                 lanes: false,
                 lde_skip_zero_levels: false,
                 upload_runs: 5,
-                warp: true,
+                warp: false,
             }
         );
         assert_eq!(c.compose, ComposeKernel::Interpreted);

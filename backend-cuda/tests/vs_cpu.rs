@@ -119,29 +119,33 @@ fn ntt_and_intt_match() {
     }
 }
 
-/// The warp-register NTT (`NttTuning::warp`, off by default): natural-order
-/// transforms of 2^20 points both ways against the reference, at widths
-/// of one column, an odd few, and more than a block of columns; and a
-/// 2^19 transform, which keeps the shared-memory passes, with it on.
+/// Both paths of 2^20-point natural-order transforms, the warp-register
+/// NTT (`NttTuning::warp`, on by default) and the shared-memory passes,
+/// both ways against the reference at widths of one column, an odd few,
+/// and more than a block of columns; and a 2^19 transform, which always
+/// takes the shared-memory passes.
 #[test]
 fn warp_ntt_matches_the_reference() {
     if gpu().is_none() || max_log() < 20 {
         return;
     }
-    let mut config = backend_cuda::CudaConfig::default();
-    config.ntt.warp = true;
-    let warp = CudaBackend::with_config(0, config).expect("a second backend on the device");
-    let mut r = rng(15);
-    for (log, w) in [(20, 1), (20, 3), (20, 11), (19, 2)] {
-        let cpu = fresh_cpu();
-        let m = random_matrix(&mut r, w, 1 << log);
-        let (g, c) = (warp.upload(&ctx(), &m).unwrap(), cpu.upload(&ctx(), &m).unwrap());
-        let gn = warp.download(&ctx(), &warp.ntt(&ctx(), &g).unwrap()).unwrap();
-        same!(gn, cpu.download(&ctx(), &cpu.ntt(&ctx(), &c).unwrap()).unwrap(), format!("warp ntt 2^{log} x {w}"));
-        let gi = warp.download(&ctx(), &warp.intt(&ctx(), &g).unwrap()).unwrap();
-        same!(gi, cpu.download(&ctx(), &cpu.intt(&ctx(), &c).unwrap()).unwrap(), format!("warp intt 2^{log} x {w}"));
-        // The source is kept.
-        same!(warp.download(&ctx(), &g).unwrap(), m.clone(), format!("warp ntt's input 2^{log} x {w}"));
+    for warp_on in [true, false] {
+        let mut config = backend_cuda::CudaConfig::default();
+        config.ntt.warp = warp_on;
+        let gpu = CudaBackend::with_config(0, config).expect("a second backend on the device");
+        let mut r = rng(15);
+        for (log, w) in [(20, 1), (20, 3), (20, 11), (19, 2)] {
+            let cpu = fresh_cpu();
+            let m = random_matrix(&mut r, w, 1 << log);
+            let what = |op: &str| format!("{op} 2^{log} x {w}, warp path {warp_on}");
+            let (g, c) = (gpu.upload(&ctx(), &m).unwrap(), cpu.upload(&ctx(), &m).unwrap());
+            let gn = gpu.download(&ctx(), &gpu.ntt(&ctx(), &g).unwrap()).unwrap();
+            same!(gn, cpu.download(&ctx(), &cpu.ntt(&ctx(), &c).unwrap()).unwrap(), what("ntt"));
+            let gi = gpu.download(&ctx(), &gpu.intt(&ctx(), &g).unwrap()).unwrap();
+            same!(gi, cpu.download(&ctx(), &cpu.intt(&ctx(), &c).unwrap()).unwrap(), what("intt"));
+            // The source is kept.
+            same!(gpu.download(&ctx(), &g).unwrap(), m.clone(), what("the transforms' input"));
+        }
     }
 }
 
