@@ -11,10 +11,29 @@ const P: u64 = 0xFFFF_FFFF_0000_0001;
 
 /// The PTX lines of the asm block in the device function `name`.
 fn asm_block(name: &str) -> Vec<String> {
+    asm_blocks(name).swap_remove(0)
+}
+
+/// The PTX lines of each asm block in the device function `name`, in
+/// source order (a function may pick one by a constant argument).
+fn asm_blocks(name: &str) -> Vec<Vec<String>> {
     let start = FIELD_H.find(&format!(" {name}(")).unwrap_or_else(|| panic!("{name} not found in field.cuh"));
     let body = &FIELD_H[start..];
-    let asm = &body[body.find("asm(").expect("no asm block")..];
-    let asm = &asm[..asm.find("\n        :").expect("no operands")];
+    let body = &body[..body.find("\n}\n").expect("no end of function")];
+    let mut blocks = Vec::new();
+    let mut rest = body;
+    while let Some(at) = rest.find("asm(") {
+        let asm = &rest[at..];
+        let end = asm.find("\n        :").or_else(|| asm.find("\n            :")).expect("no operands");
+        blocks.push(ptx_lines(&asm[..end]));
+        rest = &asm[end..];
+    }
+    assert!(!blocks.is_empty(), "no asm block in {name}");
+    blocks
+}
+
+/// The statements of an asm block's string literals.
+fn ptx_lines(asm: &str) -> Vec<String> {
     // Concatenate the string literals, then split the PTX into statements.
     let mut text = String::new();
     let mut rest = asm;
@@ -72,16 +91,40 @@ fn exec(lines: &[String], ops: &[(&str, u64)]) -> HashMap<String, u64> {
         let src: Vec<u64> = ops[1..].iter().map(|s| val(s, &regs)).collect();
         let parts: Vec<&str> = op.split('.').collect();
         let sets_cc = parts.contains(&"cc");
+        // Every operation here is on 32-bit words but those typed 64-bit.
+        let bits = if parts.iter().any(|p| p.ends_with("64")) { 64 } else { 32 };
+        let mask = if bits == 64 { u64::MAX } else { 0xFFFF_FFFF };
         let product = |x: u64, y: u64| if parts.contains(&"hi") { (x * y) >> 32 } else { (x * y) & 0xFFFF_FFFF };
+        // A shift count past the word shifts everything out (clamp).
+        let shift = |n: u64| n.min(32) as u32;
         // Results as i128 so borrows show as negatives.
         let wide: i128 = match parts[0] {
             "mul" => product(src[0], src[1]) as i128,
             "mad" => (product(src[0], src[1]) + src[2]) as i128,
             "madc" => (product(src[0], src[1]) + src[2] + carry) as i128,
-            "add" => (src[0] + src[1]) as i128,
-            "addc" => (src[0] + src[1] + carry) as i128,
+            "add" => src[0] as i128 + src[1] as i128,
+            "addc" => src[0] as i128 + src[1] as i128 + carry as i128,
             "sub" => src[0] as i128 - src[1] as i128,
             "subc" => src[0] as i128 - src[1] as i128 - carry as i128,
+            "neg" => -(src[0] as i128),
+            "not" => (!src[0] & mask) as i128,
+            "cvt" => {
+                assert_eq!(op, "cvt.u64.u32", "unsupported {line}");
+                src[0] as i128
+            }
+            "shl" => ((src[0] << shift(src[1])) & 0xFFFF_FFFF) as i128,
+            "shr" => (src[0] >> shift(src[1])) as i128,
+            // Funnel shifts of the pair hi:lo = src[1]:src[0].
+            "shf" => {
+                assert!(parts.contains(&"clamp") && bits == 32, "unsupported {line}");
+                let pair = src[1] << 32 | src[0];
+                let n = shift(src[2]);
+                if parts.contains(&"l") {
+                    ((pair << n) >> 32) as i128
+                } else {
+                    ((pair >> n) & 0xFFFF_FFFF) as i128
+                }
+            }
             "setp" => {
                 assert_eq!(op, "setp.ne.u32", "unsupported {line}");
                 regs.insert(ops[0].into(), u64::from(src[0] != src[1]));
@@ -95,9 +138,9 @@ fn exec(lines: &[String], ops: &[(&str, u64)]) -> HashMap<String, u64> {
             _ => panic!("unsupported instruction {line}"),
         };
         if sets_cc {
-            carry = if parts[0].starts_with("sub") { u64::from(wide < 0) } else { (wide >> 32) as u64 };
+            carry = if parts[0].starts_with("sub") { u64::from(wide < 0) } else { (wide >> bits) as u64 };
         }
-        regs.insert(ops[0].into(), (wide as u64) & 0xFFFF_FFFF);
+        regs.insert(ops[0].into(), (wide as u64) & mask);
     }
     regs
 }
@@ -141,7 +184,7 @@ fn inputs(canonical: bool) -> Vec<(u64, u64)> {
 
 fn check(name: &str, canonical: bool, reference: impl Fn(u64, u64) -> u64) {
     let lines = asm_block(name);
-    assert!(lines.len() > 5, "{name}: {lines:?}");
+    assert!(lines.len() >= 5, "{name}: {lines:?}");
     let mut bad = Vec::new();
     for (a, b) in inputs(canonical) {
         let got = run(&lines, a, b);
@@ -165,6 +208,31 @@ fn f_add_asm_is_the_canonical_sum() {
 #[test]
 fn f_sub_asm_is_the_canonical_difference() {
     check("f_sub", true, |a, b| ((a as u128 + P as u128 - b as u128) % P as u128) as u64);
+}
+
+#[test]
+fn f_shl_asm_is_the_canonical_product_by_a_power_of_two() {
+    // One block for each third of 0 < e < 96, given e less its start.
+    let blocks = asm_blocks("f_shl");
+    assert_eq!(blocks.len(), 3);
+    let xs: Vec<u64> = inputs(false).into_iter().take(12_000).flat_map(|(a, b)| [a, b]).collect();
+    for e in 1..96u32 {
+        let (block, base) = (&blocks[e as usize / 32], 32 * (e / 32));
+        let pow = (0..e).fold(1u128, |r, _| r * 2 % P as u128);
+        for &x in &xs {
+            let got = exec(block, &[("%1", x), ("%2", (e - base) as u64)])["%0"];
+            assert_eq!(got as u128, x as u128 * pow % P as u128, "x = {x:#x}, e = {e}");
+        }
+    }
+}
+
+#[test]
+fn f_add_lazy_asm_is_congruent_to_the_sum() {
+    let lines = asm_block("f_add_lazy");
+    for (a, b) in inputs(true) {
+        let got = run(&lines, a, b);
+        assert_eq!(got as u128 % P as u128, (a as u128 + b as u128) % P as u128, "{a:#x} + {b:#x}");
+    }
 }
 
 #[test]
@@ -208,6 +276,19 @@ fn the_interpreter_sees_a_dropped_carry() {
     let wrong = inputs(false)
         .into_iter()
         .filter(|&(a, b)| run(&lines, a, b) != ((a as u128 * b as u128) % P as u128) as u64)
+        .count();
+    assert!(wrong > 0);
+}
+
+#[test]
+fn the_interpreter_sees_a_dropped_borrow_fix_in_f_shl() {
+    // The top third's product with its borrow fix removed must disagree.
+    let block: Vec<String> =
+        asm_blocks("f_shl").swap_remove(2).into_iter().filter(|l| l != "sub.cc.u32 t0, t0, m").collect();
+    let pow = (1u128 << 72) % P as u128;
+    let wrong = inputs(false)
+        .into_iter()
+        .filter(|&(x, _)| exec(&block, &[("%1", x), ("%2", 8)])["%0"] as u128 != x as u128 * pow % P as u128)
         .count();
     assert!(wrong > 0);
 }

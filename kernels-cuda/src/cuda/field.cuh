@@ -9,30 +9,25 @@ typedef unsigned int u32;
 
 // Addition, subtraction and product are written as 32-bit carry chains:
 // ptxas turns these into fewer instructions than the 64-bit C forms (on
-// sm_90 f_mul 21 instead of 32, f_sub 4 instead of 7, f_add 8), and the
+// sm_90 f_mul 21 instead of 32, f_sub 4 instead of 7, f_add 7), and the
 // NTT's butterflies are bound by instruction issue. The field_asm test in
 // kernels-cuda runs these blocks on the host against 128-bit integer
 // arithmetic.
 
-// (a + b) mod p for canonical a, b, as a - (p - b): p - b is in [1, p] and
-// never borrows, and f_sub's chain is exact for a subtrahend up to p (on a
-// borrow the wrapped difference still exceeds EPS). On sm_90 this is
-// eight instructions where the sum with its conditional subtraction of p
-// was nine (docs/gpu/logs/s29/f_add-sass-*.txt).
+// (a + b) mod p for canonical a, b, as a + (b + EPS): b + EPS < 2^64. With
+// a carry out of 64 bits a + b >= p and the wrapped sum is a + b - p;
+// without one a + b is the sum less EPS, which cannot borrow. m = carry - 1
+// is 0 or EPS. On sm_90 seven instructions (a - (p - b) was eight).
 __device__ __forceinline__ u64 f_add(u64 a, u64 b) {
     u64 out;
     asm("{\n\t"
-        ".reg .u32 a0, a1, b0, b1, n0, n1, m;\n\t"
-        "mov.b64 {a0, a1}, %1;\n\t"
-        "mov.b64 {b0, b1}, %2;\n\t"
-        "sub.cc.u32 n0, 1, b0;\n\t"
-        "subc.u32 n1, 0xffffffff, b1;\n\t"
-        "sub.cc.u32 a0, a0, n0;\n\t"
-        "subc.cc.u32 a1, a1, n1;\n\t"
-        "subc.u32 m, 0, 0;\n\t"
-        "sub.cc.u32 a0, a0, m;\n\t"
-        "subc.u32 a1, a1, 0;\n\t"
-        "mov.b64 %0, {a0, a1};\n\t"
+        ".reg .u64 s, m64;\n\t"
+        ".reg .u32 m;\n\t"
+        "add.u64 s, %2, 0xffffffff;\n\t"
+        "add.cc.u64 s, %1, s;\n\t"
+        "addc.u32 m, 0xffffffff, 0;\n\t"
+        "cvt.u64.u32 m64, m;\n\t"
+        "sub.u64 %0, s, m64;\n\t"
         "}"
         : "=l"(out)
         : "l"(a), "l"(b));
@@ -53,6 +48,109 @@ __device__ __forceinline__ u64 f_sub(u64 a, u64 b) {
         "sub.cc.u32 a0, a0, m;\n\t"
         "subc.u32 a1, a1, 0;\n\t"
         "mov.b64 %0, {a0, a1};\n\t"
+        "}"
+        : "=l"(out)
+        : "l"(a), "l"(b));
+    return out;
+}
+
+// x * 2^e mod p for a constant 0 < e < 96 (the NTT's twiddles by powers of
+// two), canonical for any 64-bit x: shifts and one or two corrections, 9
+// to 11 instructions on sm_90 against 22 for f_mul by the constant. e must
+// fold to a constant after unrolling (it becomes the shifts' immediates).
+// x << e is split at 2^64 and 2^96, with 2^64 = EPS and 2^96 = -1 (mod p).
+__device__ __forceinline__ u64 f_shl(u64 x, u32 e) {
+    u64 out;
+    if (e < 32) {
+        // x 2^e = h 2^64 + l (l = x << e mod 2^64, h < 2^e) = l + h EPS.
+        // s = l + h 2^32 + ~h = l + h EPS + EPS < 2^65: on a carry out of 64
+        // bits the wrapped s is the residue, otherwise s - EPS is (no
+        // borrow); m = carry - 1 is 0 or EPS.
+        asm("{\n\t"
+            ".reg .u32 x0, x1, l0, l1, h, k, m;\n\t"
+            "mov.b64 {x0, x1}, %1;\n\t"
+            "shl.b32 l0, x0, %2;\n\t"
+            "shf.l.clamp.b32 l1, x0, x1, %2;\n\t"
+            "sub.u32 k, 32, %2;\n\t"
+            "shr.b32 h, x1, k;\n\t"
+            "not.b32 k, h;\n\t"
+            "add.cc.u32 l0, l0, k;\n\t"
+            "addc.cc.u32 l1, l1, h;\n\t"
+            "addc.u32 m, 0xffffffff, 0;\n\t"
+            "sub.cc.u32 l0, l0, m;\n\t"
+            "subc.u32 l1, l1, 0;\n\t"
+            "mov.b64 %0, {l0, l1};\n\t"
+            "}"
+            : "=l"(out)
+            : "l"(x), "r"(e));
+    } else if (e < 64) {
+        // s = e - 32: x 2^e = t2 2^96 + t1 2^64 + t0 2^32 = t0 2^32 + t1 EPS
+        // - t2 (t0 = x0 << s, t1 = bits 32..63 of x << s, t2 = x1 >> (32 -
+        // s) < 2^31). S = (t0 + t1) 2^32 + ~t1 = t0 2^32 + t1 EPS + EPS <
+        // 2^65, so P = (t0 2^32 + t1 EPS) mod p is the wrapped S less m =
+        // carry - 1 (0 or EPS, no borrow). Then P - t2 as in f_sub, with m +
+        // t2 (below 2^33) taken off in one step: its borrow is that of P - t2.
+        asm("{\n\t"
+            ".reg .u32 x0, x1, t0, t1, t2, u0, u1, k, m, q1;\n\t"
+            "mov.b64 {x0, x1}, %1;\n\t"
+            "shl.b32 t0, x0, %2;\n\t"
+            "shf.l.clamp.b32 t1, x0, x1, %2;\n\t"
+            "sub.u32 k, 32, %2;\n\t"
+            "shr.b32 t2, x1, k;\n\t"
+            "not.b32 u0, t1;\n\t"
+            "add.cc.u32 u1, t0, t1;\n\t"
+            "addc.u32 m, 0xffffffff, 0;\n\t"
+            "add.cc.u32 m, m, t2;\n\t"
+            "addc.u32 q1, 0, 0;\n\t"
+            "sub.cc.u32 u0, u0, m;\n\t"
+            "subc.cc.u32 u1, u1, q1;\n\t"
+            "subc.u32 m, 0, 0;\n\t"
+            "sub.cc.u32 u0, u0, m;\n\t"
+            "subc.u32 u1, u1, 0;\n\t"
+            "mov.b64 %0, {u0, u1};\n\t"
+            "}"
+            : "=l"(out)
+            : "l"(x), "r"(e - 32));
+    } else {
+        // s = e - 64, k = 32 - s: z = x0 << s (32 bits), h = x >> k < 2^63:
+        // x 2^e = h 2^96 + z 2^64 = z EPS - h = z 2^32 - (z + h); z EPS < p,
+        // so on a borrow adding p (taking off EPS) gives the residue.
+        asm("{\n\t"
+            ".reg .u32 x0, x1, z, h0, h1, t0, t1, m, k;\n\t"
+            "mov.b64 {x0, x1}, %1;\n\t"
+            "shl.b32 z, x0, %2;\n\t"
+            "sub.u32 k, 32, %2;\n\t"
+            "shf.r.clamp.b32 h0, x0, x1, k;\n\t"
+            "shr.b32 h1, x1, k;\n\t"
+            "add.cc.u32 h0, h0, z;\n\t"
+            "addc.u32 h1, h1, 0;\n\t"
+            "sub.cc.u32 t0, 0, h0;\n\t"
+            "subc.cc.u32 t1, z, h1;\n\t"
+            "subc.u32 m, 0, 0;\n\t"
+            "sub.cc.u32 t0, t0, m;\n\t"
+            "subc.u32 t1, t1, 0;\n\t"
+            "mov.b64 %0, {t0, t1};\n\t"
+            "}"
+            : "=l"(out)
+            : "l"(x), "r"(e - 64));
+    }
+    return out;
+}
+
+// a + b for canonical a, b, as a 64-bit value congruent to it but not
+// always canonical: a + b, or on a carry out of 64 bits the wrapped sum
+// plus EPS (a + b - 2^64 <= 2^64 - 2^33, so that cannot carry). Only for
+// values that go straight into f_mul, which takes any 64-bit operand.
+__device__ __forceinline__ u64 f_add_lazy(u64 a, u64 b) {
+    u64 out;
+    asm("{\n\t"
+        ".reg .u64 s, m64;\n\t"
+        ".reg .u32 c;\n\t"
+        "add.cc.u64 s, %1, %2;\n\t"
+        "addc.u32 c, 0, 0;\n\t"
+        "neg.s32 c, c;\n\t"
+        "cvt.u64.u32 m64, c;\n\t"
+        "add.u64 %0, s, m64;\n\t"
         "}"
         : "=l"(out)
         : "l"(a), "l"(b));

@@ -33,17 +33,18 @@ __device__ __forceinline__ u32 nw_slot(u32 k) {
     return nw_brev5((13 * k) & 31);
 }
 
-// x * 2^e for a constant e < 96, as a product by the constant 2^e mod p.
+// x * 2^e for a constant e < 96: f_shl, shifts with 2^64 = EPS and 2^96 = -1.
 __device__ __forceinline__ u64 nw_shl(u64 x, u32 e) {
     if (e == 0) return x;
-    const u64 c = e < 64 ? (1ull << e) : ((1ull << (e - 32)) - (1ull << (e - 64)));
-    return f_mul(x, c);
+    return f_shl(x, e);
 }
 
 // A 32-point DFT with w' = 2^6 over v, decimation in frequency: v[r] =
 // X'[brev5(r)] afterwards. Every level has 16 butterflies, a fixed trip
 // count, so the inner loop unrolls before the outer one and v stays in
-// registers.
+// registers. With `lazy`, the last level's sums are left unreduced
+// (f_add_lazy): only for outputs that go straight into f_mul.
+template <bool lazy>
 __device__ __forceinline__ void nw_dft32(u64* v) {
 #pragma unroll
     for (u32 lv = 0; lv < 5; lv++) {
@@ -52,7 +53,7 @@ __device__ __forceinline__ void nw_dft32(u64* v) {
         for (u32 b = 0; b < 16; b++) {
             const u32 j = b & (h - 1), x = ((b >> lh) << (lh + 1)) | j, y = x + h;
             const u64 p = v[x], q = v[y];
-            v[x] = f_add(p, q);
+            v[x] = (lazy && h == 1) ? f_add_lazy(p, q) : f_add(p, q);
             v[y] = nw_shl(f_sub(p, q), 6 * (16 / h) * j);
         }
     }
@@ -69,15 +70,16 @@ __device__ __forceinline__ u64 nw_root(const u64* __restrict__ tw, u64 tw_log, u
 // The warp's 1024-point transform of v (lane l, register i: element
 // l + 32 i): afterwards lane l holds X[l + 32 k] in v[nw_slot(k)].
 // w1024[e] = w_1024^e; sh is the warp's 32 x NW_PAD words.
+template <bool lazy_out>
 __device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u64* __restrict__ w1024) {
-    nw_dft32(v);
+    nw_dft32<true>(v);
 #pragma unroll
     for (u32 k1 = 0; k1 < 32; k1++) sh[k1 * NW_PAD + lane] = f_mul(v[nw_slot(k1)], w1024[(lane * k1) & 1023]);
     __syncwarp();
 #pragma unroll
     for (u32 i = 0; i < 32; i++) v[i] = sh[lane * NW_PAD + i];
     __syncwarp();
-    nw_dft32(v);
+    nw_dft32<lazy_out>(v);
 }
 
 // A block's column set is elements c0 + w + 1024 r of a column, rows r <
@@ -117,7 +119,7 @@ extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a(
     const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
     u64 v[32];
     nw_load_columns(tile, src + blockIdx.y * src_stride, n1_0, reverse != 0, v, lane, warp);
-    nw_transform(v, lane, tile + warp * 32 * NW_PAD, w1024);
+    nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, w1024);
     // k2 = lane + 32 k: w^(n1 k2) = w^(n1 lane) (w^(32 n1))^k, exponents below 2^15.
     u64 t = f_mul(nw_root(tw, tw_log, n1 * lane, 20), scale);
     const u64 step = nw_root(tw, tw_log, n1 * 32, 20);
@@ -137,7 +139,7 @@ extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b(u64* d
     const u32 k2_0 = blockIdx.x * NW_WARPS;
     u64 v[32];
     nw_load_columns(tile, col, k2_0, false, v, lane, warp);
-    nw_transform(v, lane, tile + warp * 32 * NW_PAD, w1024);
+    nw_transform<false>(v, lane, tile + warp * 32 * NW_PAD, w1024);
     __syncthreads();
 #pragma unroll
     for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot(k)];
