@@ -7,7 +7,7 @@ set -uo pipefail
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 L=${OUT:-/tmp}/ntt-proto.log
 [ $# -gt 0 ] || set -- "8 1" "8 2" "16 1" "8 2 -DOMEGA6"
-echo "== $(git rev-parse --short HEAD 2>/dev/null || cat .gpu-run/commit); $(nvidia-smi -L | head -1); $($NVCC --version | tail -1)" | tee -a "$L"
+echo "== $(cat .gpu-run/commit 2>/dev/null || git rev-parse --short HEAD); $(nvidia-smi -L | head -1); $($NVCC --version | tail -1)" | tee -a "$L"
 for shape in "$@"; do
     read -r w m extra <<<"$shape"
     echo "-- WARPS=$w MINB=$m ${extra:-}" | tee -a "$L"

@@ -59,13 +59,9 @@ __device__ __forceinline__ u32 brev5(u32 r) {
 // The register of a dft32's output that holds X[k] (w = Kiln's w_32).
 __device__ __forceinline__ u32 slot(u32 k) { return brev5((OMEGA_MUL * k) & 31); }
 
-// x * 2^e for a constant e < 96 (the callers' e are literals once unrolled).
-__device__ __forceinline__ u64 f_shl(u64 x, u32 e) {
-    if (e == 0) return x;
-    // 2^e mod p, folded by the compiler: a product with a constant.
-    const u64 c = e < 64 ? (1ull << e) : (((1ull << (e - 32)) - (1ull << (e - 64))) + 0);
-    return f_mul(x, c);
-}
+// x * 2^e for a constant e < 96 (the callers' e are literals once
+// unrolled): field.cuh's shifts, as the backend's ntt_warp uses.
+__device__ __forceinline__ u64 shl_const(u64 x, u32 e) { return e == 0 ? x : f_shl(x, e); }
 
 #ifdef LIMBS
 // The DFTs in another representation (after yrrid/GoldilocksNTT): four
@@ -137,7 +133,7 @@ __device__ __forceinline__ void dft32(u64* v) {
             const u32 e = (E32 * (16 / h) * j) % 192;
             u64 p = v[x], q = v[y];
             v[x] = f_add(p, q);
-            v[y] = f_shl(e >= 96 ? f_sub(q, p) : f_sub(p, q), e % 96);
+            v[y] = shl_const(e >= 96 ? f_sub(q, p) : f_sub(p, q), e % 96);
         }
     }
 }
@@ -452,12 +448,15 @@ int main(int argc, char** argv) {
         CHECK(cudaMemcpy(d_table, table.data(), table.size() * 8, cudaMemcpyHostToDevice));
         const int nw_smem = 1024 * NW_TP * 8;
         const dim3 gw(1024 / NW_WARPS, cols);
+        u64* d_outer;
+        CHECK(cudaMalloc(&d_outer, (1 << 20) * 8));
+        ntt_warp_outer<<<(1 << 20) / 256, 256>>>(d_outer, d_table, 20);
         CHECK(cudaFuncSetAttribute(ntt_warp_a, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
         CHECK(cudaFuncSetAttribute(ntt_warp_b, cudaFuncAttributeMaxDynamicSharedMemorySize, nw_smem));
         bool tiled = false, inplace = false;
         auto pass1 = [&] {
             if (inplace)
-                ntt_warp_a<<<gw, 32 * NW_WARPS, nw_smem>>>(d_x, 1ull << 20, d_y, 1ull << 20, d_table, 20, d_tw, 1, 0);
+                ntt_warp_a<<<gw, 32 * NW_WARPS, nw_smem>>>(d_x, 1ull << 20, d_y, 1ull << 20, d_outer, d_tw, 0);
             else if (tiled)
                 ntt2e20_pass1_tiled<<<g2, 32 * WARPS, tsmem>>>(d_x, d_t, d_tw, d_hi, d_lo);
             else

@@ -61,7 +61,7 @@ pub const NTT_WARP: Module = Module {
     name: "ntt_warp",
     headers: &[FIELD_H],
     body: include_str!("cuda/ntt_warp.cu"),
-    kernels: &["ntt_warp_a", "ntt_warp_b"],
+    kernels: &["ntt_warp_a", "ntt_warp_b", "ntt_warp_outer"],
 };
 
 /// log2 of the transforms `ntt_warp` does.

@@ -62,6 +62,12 @@ impl Scope<'_> {
         Ok(b)
     }
 
+    /// `len` u64 of device memory for a cache of the backend's, as
+    /// `upload_shared` but filled by the caller's kernels.
+    pub(crate) fn alloc_shared(&mut self, len: usize) -> Result<Arc<DevBuf>, BackendError> {
+        self.alloc_for(len, false)
+    }
+
     fn alloc_for(&mut self, len: usize, claimed: bool) -> Result<Arc<DevBuf>, BackendError> {
         let (stage, ctx) = (self.stage, self.ctx);
         let bytes = 8 * len.max(1);

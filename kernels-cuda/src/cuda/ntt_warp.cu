@@ -9,16 +9,16 @@
 //
 // Pass A reads column sets n1 of the source (x[n1 + 1024 n2]) through a
 // shared tile of 1024 rows x NW_WARPS words, transforms over n2 and
-// writes row n1 of dst: T[1024 n1 + k2] = w^(n1 k2) Y[k2] (times the
-// store scale). Pass B reads column sets k2 of dst through the tile,
+// writes row n1 of dst: T[1024 n1 + k2] = w^(n1 k2) Y[k2]. Pass B reads column sets k2 of dst through the tile,
 // transforms over n1 and writes X[k2 + 1024 k1] over the same positions,
 // which no other block touches: the source is kept, nothing else is
 // allocated. Only forward transforms run: the inverse is the forward
-// transform of x[-n mod 2^20], which pass A reads instead when asked, so
-// one pair of kernels serves both directions (and compiles in half the
-// time). Twiddles: w_1024^e from a 1024-word table, which stays in L1
-// (the warp's 32 lanes read 32 of its words at once), and w_(2^20)^e from
-// the backend's table of w^k, k below half of its domain (tw_log).
+// transform of x[-n mod 2^20] times 2^-20, so pass A reads the source
+// reversed when asked and pass B's twiddles carry the scale: one pair of
+// kernels serves both directions (and compiles in half the time). Twiddles: w_1024^e from a 1024-word table, which stays in L1
+// (the warp's 32 lanes read 32 of its words at once), and pass A's
+// w^(n1 k2) from a 2^20-word table in the order a warp reads it, one
+// load and one product an element.
 #define NW_WARPS 8
 #define NW_PAD 33
 #define NW_TP (NW_WARPS + 1)
@@ -57,14 +57,6 @@ __device__ __forceinline__ void nw_dft32(u64* v) {
             v[y] = nw_shl(f_sub(p, q), 6 * (16 / h) * j);
         }
     }
-}
-
-// w_(2^bits)^e for e < 2^bits, from the table of w_(2^tw_log)^k, k <
-// 2^(tw_log - 1): the upper half of the exponents is the lower one negated.
-__device__ __forceinline__ u64 nw_root(const u64* __restrict__ tw, u64 tw_log, u32 e, u32 bits) {
-    const u32 half = 1u << (bits - 1);
-    const u64 v = tw[(u64)(e & (half - 1)) << (tw_log - bits)];
-    return (e & half) ? f_neg(v) : v;
 }
 
 // The warp's 1024-point transform of v (lane l, register i: element
@@ -110,39 +102,47 @@ __device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
 
 // Grid (1024 / NW_WARPS, columns), NW_WARPS warps a block, 1024 * NW_TP
 // words of dynamic shared memory; 128 registers a thread, two blocks an
-// SM (measured fastest).
+// SM (measured fastest). outer[1024 n1 + k2] = w^(n1 k2) (ntt_warp_outer),
+// inner[e] = w_1024^e.
 extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a(
-    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ tw, u64 tw_log,
-    const u64* __restrict__ w1024, u64 scale, u64 reverse) {
+    const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ outer,
+    const u64* __restrict__ inner, u64 reverse) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
     u64 v[32];
     nw_load_columns(tile, src + blockIdx.y * src_stride, n1_0, reverse != 0, v, lane, warp);
-    nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, w1024);
-    // k2 = lane + 32 k: w^(n1 k2) = w^(n1 lane) (w^(32 n1))^k, exponents below 2^15.
-    u64 t = f_mul(nw_root(tw, tw_log, n1 * lane, 20), scale);
-    const u64 step = nw_root(tw, tw_log, n1 * 32, 20);
+    nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, inner);
+    const u64* tw = outer + ((u64)n1 << 10);
     u64* row = dst + blockIdx.y * dst_stride + ((u64)n1 << 10);
 #pragma unroll
-    for (u32 k = 0; k < 32; k++) {
-        row[lane + 32 * k] = f_mul(v[nw_slot(k)], t);
-        t = f_mul(t, step);
-    }
+    for (u32 k = 0; k < 32; k++) row[lane + 32 * k] = f_mul(v[nw_slot(k)], tw[lane + 32 * k]);
 }
 
+// Pass B's inner table may carry a scale (the inverse's 2^-20): every
+// element meets exactly one of its words, between the two DFTs.
 extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b(u64* data, u64 stride,
-                                                                          const u64* __restrict__ w1024) {
+                                                                          const u64* __restrict__ inner) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u64* col = data + blockIdx.y * stride;
     const u32 k2_0 = blockIdx.x * NW_WARPS;
     u64 v[32];
     nw_load_columns(tile, col, k2_0, false, v, lane, warp);
-    nw_transform<false>(v, lane, tile + warp * 32 * NW_PAD, w1024);
+    nw_transform<false>(v, lane, tile + warp * 32 * NW_PAD, inner);
     __syncthreads();
 #pragma unroll
     for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot(k)];
     __syncthreads();
     nw_tile_store(tile, col + k2_0);
+}
+
+// outer[1024 n1 + k2] = w^(n1 k2), w = w_(2^20), from the backend's table
+// of w_(2^tw_log)^k, k < 2^(tw_log - 1) (the upper half of the exponents
+// is the lower one negated); n1 k2 < 2^20. One thread a word.
+extern "C" __global__ void ntt_warp_outer(u64* outer, const u64* __restrict__ tw, u64 tw_log) {
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 e = (i >> 10) * (i & 1023), half = 1u << 19;
+    const u64 v = tw[(u64)(e & (half - 1)) << (tw_log - 20)];
+    outer[i] = (e & half) ? f_neg(v) : v;
 }
