@@ -19,7 +19,14 @@
 // (the warp's 32 lanes read 32 of its words at once), and pass A's
 // w^(n1 k2) from a 2^20-word table in the order a warp reads it, one
 // load and one product an element.
+// Warps a block and blocks an SM; the prototype (benches/ntt-proto) builds
+// other shapes, the backend this one (kernels-cuda's NTT_WARP_WARPS).
+#ifndef NW_WARPS
 #define NW_WARPS 8
+#endif
+#ifndef NW_MINB
+#define NW_MINB 2
+#endif
 #define NW_PAD 33
 #define NW_TP (NW_WARPS + 1)
 
@@ -83,28 +90,39 @@ __device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u6
 // lane + 32 i in v[i]); the tile is free again on return.
 __device__ __forceinline__ void nw_load_columns(u64* tile, const u64* __restrict__ col, u32 c0, bool reverse, u64* v,
                                                 u32 lane, u32 warp) {
-    for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
-        const u32 row = idx / NW_WARPS, w = idx % NW_WARPS, e = c0 + w + (row << 10);
-        tile[row * NW_TP + w] = col[reverse ? (0u - e) & ((1u << 20) - 1) : e];
-    }
+    // Thread t moves word t % NW_WARPS of rows t / NW_WARPS + 32 j, j < 32:
+    // element b + 2^15 j. All 32 loads are issued before the first store
+    // (v is not live yet, so they take its registers): a block's load
+    // phase is not held to a few loads in flight a thread. Reversed, the
+    // element is 2^20 - b - 2^15 j, except 0 for b = j = 0.
+    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS, b = c0 + w + (r0 << 10);
+    v[0] = col[reverse ? (0u - b) & ((1u << 20) - 1) : b];
+    const long long step = reverse ? -(1ll << 15) : (1ll << 15);
+    const u64* p = col + (reverse ? (1u << 20) - b : b);
+#pragma unroll
+    for (u32 j = 1; j < 32; j++) v[j] = p[j * step];
+    u64* t = tile + r0 * NW_TP + w;
+#pragma unroll
+    for (u32 j = 0; j < 32; j++) t[j * 32 * NW_TP] = v[j];
     __syncthreads();
 #pragma unroll
     for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
     __syncthreads();
 }
-// The tile back to the column set at base.
+// The tile back to the column set at base (the same thread-to-word map).
 __device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
-    for (u32 idx = threadIdx.x; idx < 1024 * NW_WARPS; idx += 32 * NW_WARPS) {
-        const u32 row = idx / NW_WARPS, w = idx % NW_WARPS;
-        base[((u64)row << 10) + w] = tile[row * NW_TP + w];
-    }
+    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
+    const u64* t = tile + r0 * NW_TP + w;
+    u64* p = base + (r0 << 10) + w;
+#pragma unroll
+    for (u32 j = 0; j < 32; j++) p[(u64)j << 15] = t[j * 32 * NW_TP];
 }
 
 // Grid (1024 / NW_WARPS, columns), NW_WARPS warps a block, 1024 * NW_TP
 // words of dynamic shared memory; 128 registers a thread, two blocks an
-// SM (measured fastest). outer[1024 n1 + k2] = w^(n1 k2) (ntt_warp_outer),
+// SM (measured fastest at 8 warps). outer[1024 n1 + k2] = w^(n1 k2) (ntt_warp_outer),
 // inner[e] = w_1024^e.
-extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a(
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void ntt_warp_a(
     const u64* __restrict__ src, u64 src_stride, u64* dst, u64 dst_stride, const u64* __restrict__ outer,
     const u64* __restrict__ inner, u64 reverse) {
     extern __shared__ u64 tile[];
@@ -121,7 +139,7 @@ extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_a(
 
 // Pass B's inner table may carry a scale (the inverse's 2^-20): every
 // element meets exactly one of its words, between the two DFTs.
-extern "C" __global__ __launch_bounds__(32 * NW_WARPS, 2) void ntt_warp_b(u64* data, u64 stride,
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void ntt_warp_b(u64* data, u64 stride,
                                                                           const u64* __restrict__ inner) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
