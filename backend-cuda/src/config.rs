@@ -44,10 +44,10 @@ pub struct NttTuning {
     pub upload_runs: u32,
     /// Natural-order transforms of 2^20 points (`ntt`, `intt`) as two
     /// passes of 1024-point transforms held in a warp's registers
-    /// (kernels-cuda's `ntt_warp`; off, its module is not compiled): 1.36
-    /// ms for 64 columns where the shared-memory passes take 2.00 ms on
-    /// the H200, with the cold start unchanged (docs/gpu/RESULTS.md
-    /// section 38).
+    /// (kernels-cuda's `ntt_warp`; off, its module is not compiled and its
+    /// 8 MiB twiddle table not made): 1.10 ms for 64 columns where the
+    /// shared-memory passes take 2.00 ms on an H100, the cold start
+    /// unchanged (docs/gpu/RESULTS.md section 38).
     pub warp: bool,
 }
 
