@@ -1,7 +1,7 @@
-// Times kernels-cuda's keccak_leaves and keccak_nodes as they are built
-// with -DKECCAK_FMA_ROTS=k (how many of a round's 29 rotations run on the
-// FMA pipe, keccak.cuh) and checks rows and nodes against a host Keccak-256.
-//   nvcc -O3 -arch=sm_90 -DKECCAK_FMA_ROTS=k -o leaves leaves.cu && ./leaves [LOG_ROWS] [COLUMNS]
+// Times kernels-cuda's keccak_leaves and keccak_nodes standalone, built
+// with nvcc (extra -D flags reach keccak.cuh, for trying variants of it),
+// and checks rows and nodes against a textbook host Keccak-256.
+//   nvcc -O3 -arch=sm_90 -o leaves leaves.cu && ./leaves [LOG_ROWS] [COLUMNS]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
         host_hash(&lv[k * 8], 8, h);
         bad += !std::equal(h, h + 4, &nd[k * 4]);
     }
-    printf("KECCAK_FMA_ROTS=%d: 2^%d x %llu leaves %.3f ms (%.0f GB/s of leaf data), one node level %.3f ms; check %s\n",
-           KECCAK_FMA_ROTS, log_rows, (unsigned long long)width, leaves, height * width * 8 / leaves / 1e6, nodes,
+    printf("2^%d x %llu leaves %.3f ms (%.0f GB/s of leaf data), one node level %.3f ms; check %s\n",
+           log_rows, (unsigned long long)width, leaves, height * width * 8 / leaves / 1e6, nodes,
            bad ? "FAILED" : "ok (5 rows, 3 nodes against the host)");
     return bad != 0;
 }
