@@ -1,0 +1,261 @@
+// A prototype for issue 14's LDE row on kernels-cuda's warp NTT: 64
+// columns of 2^20 evaluations to their coset LDE of 2^(20+B) points, all
+// in 2^20-point transforms held in warps' registers.
+//
+// LDE[2^B m + j] = f(g w_N^(2^B m + j)) = NTT_(2^20)(c_i a_j^i)[m], a_j =
+// g w_N^j (N = 2^(20+B), c the coefficients): coset j is a 2^20-point
+// transform of the twisted coefficients, its outputs every 2^B-th word.
+//   1. the backend's inverse passes (ntt_warp_a reversed, ntt_warp_b with
+//      the scaled inner table): coefficients, natural order;
+//   2. lde_a: for each coset, pass A of the twisted coefficients (the
+//      column set reloaded from L2 after the first), its rows written
+//      interleaved: T_j[n1][k2] at 2^B (1024 n1 + k2) + j;
+//   3. lde_b: pass B in place over rows of 2^(10+B) words, word (k2 << B)
+//      + j being coset j's column k2: the block's columns are
+//      NW_WARPS / 2^B values of k2 for all 2^B cosets, and coset j's output
+//      k2 + 1024 k1 lands on the position it was read from.
+// Checked on the host: coefficients of two columns against a radix-2
+// inverse, and 16 LDE values of each against Horner's rule.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o lde benches/ntt-proto/lde.cu && ./lde [B]
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+
+#include "../../kernels-cuda/src/cuda/field.cuh"
+#include "../../kernels-cuda/src/cuda/ntt_warp.cu"
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+// nw_load_columns and nw_tile_store over rows of 2^ROW_LOG words.
+template <u32 ROW_LOG>
+__device__ __forceinline__ void rows_load(u64* tile, const u64* __restrict__ col, u32 c0, u64* v, u32 lane, u32 warp) {
+    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
+    const u64* p = col + c0 + w + ((u64)r0 << ROW_LOG);
+#pragma unroll
+    for (u32 j = 0; j < 32; j++) v[j] = p[(u64)j << (ROW_LOG + 5)];
+    u64* t = tile + r0 * NW_TP + w;
+#pragma unroll
+    for (u32 j = 0; j < 32; j++) t[j * 32 * NW_TP] = v[j];
+    __syncthreads();
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
+    __syncthreads();
+}
+template <u32 ROW_LOG>
+__device__ __forceinline__ void rows_store(const u64* tile, u64* col, u32 c0) {
+    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
+    const u64* t = tile + r0 * NW_TP + w;
+    u64* p = col + c0 + w + ((u64)r0 << ROW_LOG);
+#pragma unroll
+    for (u32 j = 0; j < 32; j++) p[(u64)j << (ROW_LOG + 5)] = t[j * 32 * NW_TP];
+}
+
+// twist[j 2^20 + 1024 n1 + n2] = a_j^(n1 + 1024 n2): in the order warp n1 reads it.
+template <u32 B>
+__global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void lde_a(const u64* __restrict__ coeffs, u64* out,
+                                                               const u64* __restrict__ outer,
+                                                               const u64* __restrict__ inner,
+                                                               const u64* __restrict__ twist) {
+    extern __shared__ u64 tile[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
+    const u64* col = coeffs + ((u64)blockIdx.y << 20);
+    u64* o = out + ((u64)blockIdx.y << (20 + B)) + ((u64)n1 << (10 + B));
+    for (u32 j = 0; j < (1u << B); j++) {
+        // The tables' pointers laundered each iteration: their loads are
+        // the same in every one, and hoisted out of the loop they would hold
+        // 64 registers a table throughout, and spill.
+        const u64 *in_j, *ot;
+        asm volatile("mov.b64 %0, %1;" : "=l"(in_j) : "l"(inner));
+        asm volatile("mov.b64 %0, %1;" : "=l"(ot) : "l"(outer + ((u64)n1 << 10)));
+        u64 v[32];
+        rows_load<10>(tile, col, n1_0, v, lane, warp);
+        const u64* tw = twist + ((u64)j << 20) + ((u64)n1 << 10);
+        // Eight twist loads in flight at a time: v holds 64 registers already.
+#pragma unroll
+        for (u32 c = 0; c < 4; c++) {
+#pragma unroll
+            for (u32 i = 8 * c; i < 8 * c + 8; i++) v[i] = f_mul(v[i], tw[lane + 32 * i]);
+            asm volatile("" ::: "memory");
+        }
+        nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, in_j);
+#pragma unroll
+        for (u32 k = 0; k < 32; k++) o[((u64)(lane + 32 * k) << B) + j] = f_mul(v[nw_slot(k)], ot[lane + 32 * k]);
+        __syncthreads();  // the tile's transposes are done before the next load
+    }
+}
+
+template <u32 B>
+__global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void lde_b(u64* out, const u64* __restrict__ inner) {
+    extern __shared__ u64 tile[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u64* col = out + ((u64)blockIdx.y << (20 + B));
+    const u32 c0 = blockIdx.x * NW_WARPS;
+    u64 v[32];
+    rows_load<10 + B>(tile, col, c0, v, lane, warp);
+    nw_transform<false>(v, lane, tile + warp * 32 * NW_PAD, inner);
+    __syncthreads();
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot(k)];
+    __syncthreads();
+    rows_store<10 + B>(tile, col, c0);
+}
+
+static const u64 P = 0xFFFFFFFF00000001ull;
+static u64 hmul(u64 a, u64 b) { return (u64)((unsigned __int128)a * b % P); }
+static u64 hadd(u64 a, u64 b) { return (u64)(((unsigned __int128)a + b) % P); }
+static u64 hpow(u64 a, u64 e) {
+    u64 r = 1;
+    for (; e; e >>= 1, a = hmul(a, a))
+        if (e & 1) r = hmul(r, a);
+    return r;
+}
+// Kiln's two_adic_root(k): w_32^(2^(32 - k)), w_32 = 7^((p - 1) / 2^32).
+static u64 root(u32 k) { return hpow(hpow(7, (P - 1) >> 32), 1ull << (32 - k)); }
+
+// X[k] = sum_n x[n] w^(nk), natural order.
+static void host_ntt(std::vector<u64>& a, u64 w) {
+    const size_t n = a.size();
+    for (size_t i = 1, j = 0; i < n; i++) {
+        size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) std::swap(a[i], a[j]);
+    }
+    for (size_t len = 2; len <= n; len <<= 1) {
+        const u64 wl = hpow(w, n / len);
+        for (size_t i = 0; i < n; i += len) {
+            u64 t = 1;
+            for (size_t j = 0; j < len / 2; j++) {
+                u64 x = a[i + j], y = hmul(a[i + j + len / 2], t);
+                a[i + j] = hadd(x, y);
+                a[i + j + len / 2] = hadd(x, P - y);
+                t = hmul(t, wl);
+            }
+        }
+    }
+}
+
+template <u32 B>
+static int run(u32 cols) {
+    const u64 n = 1ull << 20, big = n << B, g = 7;
+    const u64 w20 = root(20), wN = root(20 + B);
+    std::vector<u64> x(n * cols);
+    u64 s = 0x9E3779B97F4A7C15ull;
+    for (auto& e : x) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        e = s % P;
+    }
+    // The backend's tables for 2^20 points: w^k, k < 2^19; inner (w_1024^e, then times 2^-20).
+    std::vector<u64> table(n / 2), inner(2048);
+    table[0] = 1;
+    for (size_t i = 1; i < table.size(); i++) table[i] = hmul(table[i - 1], w20);
+    const u64 w1024 = hpow(w20, 1024), inv_n = hpow(n, P - 2);
+    inner[0] = 1;
+    for (int e = 1; e < 1024; e++) inner[e] = hmul(inner[e - 1], w1024);
+    for (int e = 0; e < 1024; e++) inner[1024 + e] = hmul(inner[e], inv_n);
+    std::vector<u64> twist(n << B);
+    for (u32 j = 0; j < (1u << B); j++) {
+        const u64 a = hmul(g, hpow(wN, j)), a1024 = hpow(a, 1024);
+        u64 an1 = 1;
+        for (u64 n1 = 0; n1 < 1024; n1++, an1 = hmul(an1, a)) {
+            u64 t = an1;
+            for (u64 n2 = 0; n2 < 1024; n2++, t = hmul(t, a1024)) twist[(j << 20) + (n1 << 10) + n2] = t;
+        }
+    }
+    u64 *d_x, *d_c, *d_out, *d_table, *d_inner, *d_outer, *d_twist;
+    CHECK(cudaMalloc(&d_x, x.size() * 8));
+    CHECK(cudaMalloc(&d_c, x.size() * 8));
+    CHECK(cudaMalloc(&d_out, (big * cols) * 8));
+    CHECK(cudaMalloc(&d_table, table.size() * 8));
+    CHECK(cudaMalloc(&d_inner, inner.size() * 8));
+    CHECK(cudaMalloc(&d_outer, n * 8));
+    CHECK(cudaMalloc(&d_twist, twist.size() * 8));
+    CHECK(cudaMemcpy(d_x, x.data(), x.size() * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_table, table.data(), table.size() * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_inner, inner.data(), inner.size() * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_twist, twist.data(), twist.size() * 8, cudaMemcpyHostToDevice));
+    ntt_warp_outer<<<n / 256, 256>>>(d_outer, d_table, 20);
+    const int smem = 1024 * NW_TP * 8;
+    CHECK(cudaFuncSetAttribute(ntt_warp_a, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(ntt_warp_b, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(lde_a<B>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(lde_b<B>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const dim3 g_n(1024 / NW_WARPS, cols), g_big((1024u << B) / NW_WARPS, cols);
+    const u32 th = 32 * NW_WARPS;
+    auto intt = [&] {
+        ntt_warp_a<<<g_n, th, smem>>>(d_x, n, d_c, n, d_outer, d_inner, 1);
+        ntt_warp_b<<<g_n, th, smem>>>(d_c, n, d_inner + 1024);
+    };
+    auto pass_a = [&] { lde_a<B><<<g_n, th, smem>>>(d_c, d_out, d_outer, d_inner, d_twist); };
+    auto pass_b = [&] { lde_b<B><<<g_big, th, smem>>>(d_out, d_inner); };
+    intt();
+    pass_a();
+    pass_b();
+    CHECK(cudaDeviceSynchronize());
+    // Host checks on two columns.
+    int bad = 0;
+    for (u32 c : {0u, cols - 1}) {
+        std::vector<u64> coef(x.begin() + c * n, x.begin() + (c + 1) * n);
+        host_ntt(coef, hpow(w20, P - 2));
+        for (auto& e : coef) e = hmul(e, inv_n);
+        std::vector<u64> dc(n);
+        CHECK(cudaMemcpy(dc.data(), d_c + c * n, n * 8, cudaMemcpyDeviceToHost));
+        bad += dc != coef;
+        for (int t = 0; t < 16; t++) {
+            const u64 k = (t * 0x9E3779B97F4A7C15ull >> 7) % big;
+            const u64 pt = hmul(g, hpow(wN, k));
+            u64 acc = 0;
+            for (u64 i = n; i-- > 0;) acc = hadd(hmul(acc, pt), coef[i]);
+            u64 got;
+            CHECK(cudaMemcpy(&got, d_out + c * big + k, 8, cudaMemcpyDeviceToHost));
+            bad += got != acc;
+        }
+    }
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    auto time = [&](auto f) {
+        std::vector<float> ms;
+        for (int i = 0; i < 15; i++) {
+            CHECK(cudaEventRecord(e0));
+            f();
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float m;
+            CHECK(cudaEventElapsedTime(&m, e0, e1));
+            ms.push_back(m);
+        }
+        std::sort(ms.begin(), ms.end());
+        return ms[7];
+    };
+    const float all = time([&] { intt(); pass_a(); pass_b(); });
+    const float ti = time(intt), ta = time(pass_a), tb = time(pass_b);
+    CHECK(cudaGetLastError());
+    printf("LDE 2^20 x %u, blowup %u: %.3f ms (iNTT %.3f, coset passes A %.3f, B %.3f; median of 15); check %s\n", cols,
+           1u << B, all, ti, ta, tb, bad ? "FAILED" : "ok (coefficients and 16 LDE values of two columns)");
+    for (u64* p : {d_x, d_c, d_out, d_table, d_inner, d_outer, d_twist}) CHECK(cudaFree(p));
+    return bad != 0;
+}
+
+int main(int argc, char** argv) {
+    const int b = argc > 1 ? atoi(argv[1]) : 1;
+    const u32 cols = argc > 2 ? (u32)atoi(argv[2]) : 64;
+    switch (b) {
+        case 1: return run<1>(cols);
+        case 2: return run<2>(cols);
+        case 3: return run<3>(cols);
+        default: fprintf(stderr, "B is 1, 2 or 3\n"); return 2;
+    }
+}
