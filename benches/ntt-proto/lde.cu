@@ -7,8 +7,8 @@
 // transform of the twisted coefficients, its outputs every 2^B-th word.
 //   1. the backend's inverse passes (ntt_warp_a reversed, ntt_warp_b with
 //      the scaled inner table): coefficients, natural order;
-//   2. lde_a: for each coset, pass A of the twisted coefficients (the
-//      column set reloaded from L2 after the first), its rows written
+//   2. lde_a: pass A of the twisted coefficients, a warp for each pair of
+//      n1 and coset, its rows staged in the tile and written whole and
 //      interleaved: T_j[n1][k2] at 2^B (1024 n1 + k2) + j;
 //   3. lde_b: pass B in place over rows of 2^(10+B) words, word (k2 << B)
 //      + j being coset j's column k2: the block's columns are
@@ -62,38 +62,37 @@ __device__ __forceinline__ void rows_store(const u64* tile, u64* col, u32 c0) {
 }
 
 // twist[j 2^20 + 1024 n1 + n2] = a_j^(n1 + 1024 n2): in the order warp n1 reads it.
+// A block takes NW_WARPS >> B values of n1, a warp each (n1, coset j)
+// pair: the block's column set is NW_WARPS >> B words a row, and its
+// outputs, staged in the tile, are whole rows of 2^(10+B) words, T_j[n1][k2]
+// at (k2 << B) + j.
 template <u32 B>
 __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void lde_a(const u64* __restrict__ coeffs, u64* out,
                                                                const u64* __restrict__ outer,
                                                                const u64* __restrict__ inner,
                                                                const u64* __restrict__ twist) {
+    constexpr u32 SETS = NW_WARPS >> B;
     extern __shared__ u64 tile[];
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, r = warp >> B, j = warp & ((1u << B) - 1);
+    const u32 n1_0 = blockIdx.x * SETS, n1 = n1_0 + r;
     const u64* col = coeffs + ((u64)blockIdx.y << 20);
-    u64* o = out + ((u64)blockIdx.y << (20 + B)) + ((u64)n1 << (10 + B));
-    for (u32 j = 0; j < (1u << B); j++) {
-        // The tables' pointers laundered each iteration: their loads are
-        // the same in every one, and hoisted out of the loop they would hold
-        // 64 registers a table throughout, and spill.
-        const u64 *in_j, *ot;
-        asm volatile("mov.b64 %0, %1;" : "=l"(in_j) : "l"(inner));
-        asm volatile("mov.b64 %0, %1;" : "=l"(ot) : "l"(outer + ((u64)n1 << 10)));
-        u64 v[32];
-        rows_load<10>(tile, col, n1_0, v, lane, warp);
-        const u64* tw = twist + ((u64)j << 20) + ((u64)n1 << 10);
-        // Eight twist loads in flight at a time: v holds 64 registers already.
+    for (u32 idx = threadIdx.x; idx < 1024 * SETS; idx += 32 * NW_WARPS)
+        tile[(idx / SETS) * NW_TP + idx % SETS] = col[((u64)(idx / SETS) << 10) + n1_0 + idx % SETS];
+    __syncthreads();
+    u64 v[32];
+    const u64* tw = twist + ((u64)j << 20) + ((u64)n1 << 10);
 #pragma unroll
-        for (u32 c = 0; c < 4; c++) {
+    for (u32 i = 0; i < 32; i++) v[i] = f_mul(tile[(lane + 32 * i) * NW_TP + r], tw[lane + 32 * i]);
+    __syncthreads();
+    nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, inner);
+    const u64* ot = outer + ((u64)n1 << 10);
+    __syncthreads();
+    u64* staged = tile + r * (1024u << B);
 #pragma unroll
-            for (u32 i = 8 * c; i < 8 * c + 8; i++) v[i] = f_mul(v[i], tw[lane + 32 * i]);
-            asm volatile("" ::: "memory");
-        }
-        nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, in_j);
-#pragma unroll
-        for (u32 k = 0; k < 32; k++) o[((u64)(lane + 32 * k) << B) + j] = f_mul(v[nw_slot(k)], ot[lane + 32 * k]);
-        __syncthreads();  // the tile's transposes are done before the next load
-    }
+    for (u32 k = 0; k < 32; k++) staged[((lane + 32 * k) << B) + j] = f_mul(v[nw_slot(k)], ot[lane + 32 * k]);
+    __syncthreads();
+    u64* o = out + ((u64)blockIdx.y << (20 + B)) + ((u64)n1_0 << (10 + B));
+    for (u32 idx = threadIdx.x; idx < SETS * (1024u << B); idx += 32 * NW_WARPS) o[idx] = tile[idx];
 }
 
 template <u32 B>
@@ -198,7 +197,8 @@ static int run(u32 cols) {
         ntt_warp_a<<<g_n, th, smem>>>(d_x, n, d_c, n, d_outer, d_inner, 1);
         ntt_warp_b<<<g_n, th, smem>>>(d_c, n, d_inner + 1024);
     };
-    auto pass_a = [&] { lde_a<B><<<g_n, th, smem>>>(d_c, d_out, d_outer, d_inner, d_twist); };
+    const dim3 g_a((1024u << B) / NW_WARPS, cols);
+    auto pass_a = [&] { lde_a<B><<<g_a, th, smem>>>(d_c, d_out, d_outer, d_inner, d_twist); };
     auto pass_b = [&] { lde_b<B><<<g_big, th, smem>>>(d_out, d_inner); };
     intt();
     pass_a();
