@@ -38,6 +38,7 @@ mod host;
 mod logup;
 mod merkle;
 mod ntt;
+mod ntt_warp;
 pub mod nvrtc;
 mod quotient;
 pub mod race;
@@ -155,6 +156,8 @@ impl DeviceTree for CudaTree {
 pub struct CudaBackend {
     dev: Arc<Device>,
     tw: TwiddleCache,
+    /// The warp LDE's twist table for the last coset (see `ntt_warp`).
+    warp_twist: ntt_warp::TwistCache,
     /// Skip the zero-padded levels of the LDE (see [`NttTuning`]).
     skip_zero_levels: bool,
     /// Runs of an overlapped upload and LDE (see [`NttTuning`]).
@@ -184,7 +187,15 @@ impl CudaBackend {
         let (skip_zero_levels, compose) = (config.ntt.lde_skip_zero_levels, config.compose);
         let upload_runs = config.ntt.upload_runs.max(1) as usize;
         let leaves_under_upload = config.leaves_under_upload;
-        Ok(CudaBackend { dev, tw: TwiddleCache::new(), skip_zero_levels, upload_runs, leaves_under_upload, compose })
+        Ok(CudaBackend {
+            dev,
+            tw: TwiddleCache::new(),
+            warp_twist: ntt_warp::TwistCache::new(),
+            skip_zero_levels,
+            upload_runs,
+            leaves_under_upload,
+            compose,
+        })
     }
 
     /// Compiles and loads, in parallel, the kernels generated for these

@@ -1,6 +1,7 @@
 //! NTT pass planning and execution (see kernels-cuda's ntt.cu), and the
 //! twiddle tables every transform reads.
 
+use crate::ntt_warp::{self, Strided, WarpTwiddles};
 use crate::stream::{DevBuf, Scope};
 use backend_api::{BackendError, F};
 use std::sync::{Arc, Mutex};
@@ -12,16 +13,6 @@ pub(crate) struct Twiddles {
     pub(crate) fwd: Arc<DevBuf>,
     pub(crate) inv: Arc<DevBuf>,
     pub(crate) warp: Option<WarpTwiddles>,
-}
-
-/// The twiddles of kernels-cuda's `ntt_warp` (2^20 = 1024 x 1024 points,
-/// w = w_(2^20)), laid out for its reads: `inner` holds w_1024^e, e <
-/// 1024, then the same times 2^-20 (pass B's, for the inverse), small
-/// enough to stay in L1; `outer` holds w^(n1 k2) at 1024 n1 + k2, so a
-/// warp's reads are coalesced, 8 MiB that stay in L2 across columns.
-pub(crate) struct WarpTwiddles {
-    pub(crate) inner: Arc<DevBuf>,
-    pub(crate) outer: Arc<DevBuf>,
 }
 
 pub(crate) struct TwiddleCache(Mutex<Option<Arc<Twiddles>>>);
@@ -60,7 +51,8 @@ impl TwiddleCache {
         // Kept by the backend across proofs: owned by no proof's claim.
         let (fwd, inv) = (scope.upload_shared(&fwd)?, scope.upload_shared(&inv)?);
         let warp_log = kernels_cuda::NTT_WARP_LOG_N;
-        let warp = if scope.dev.ntt_warp && log >= warp_log { Some(warp_twiddles(scope, &fwd, log)?) } else { None };
+        let warp =
+            if scope.dev.ntt_warp && log >= warp_log { Some(WarpTwiddles::new(scope, &fwd, log)?) } else { None };
         let t = Arc::new(Twiddles { log, fwd, inv, warp });
         // Other proofs' streams take the tables from the cache without
         // waiting on this scope (its end event does not exist yet), and a
@@ -78,22 +70,6 @@ impl TwiddleCache {
             }
         }
     }
-}
-
-/// The warp NTT's tables: `inner` from the host (2048 words), `outer`
-/// worked out on the device from `fwd` (2^20 words).
-fn warp_twiddles(scope: &mut Scope, fwd: &Arc<DevBuf>, log: u32) -> Result<WarpTwiddles, BackendError> {
-    let n_log = kernels_cuda::NTT_WARP_LOG_N;
-    let w_1024 = (10..log).fold(F::two_adic_root(log), |r, _| r * r);
-    let powers: Vec<F> = std::iter::successors(Some(F::ONE), |&r| Some(r * w_1024)).take(1024).collect();
-    let inv_n = F::new(1u64 << n_log).inverse().expect("non-zero");
-    let inner: Vec<u64> = powers.iter().map(|r| r.value()).chain(powers.iter().map(|&r| (r * inv_n).value())).collect();
-    let inner = scope.upload_shared(&inner)?;
-    let outer = scope.alloc_shared(1 << n_log)?;
-    let f = scope.dev.func("ntt_warp_outer");
-    let args = [outer.ptr, fwd.ptr, log as u64];
-    scope.launch(f, ((1 << n_log) / 256, 1, 1), 256, 0, &args, &[&outer, fwd])?;
-    Ok(WarpTwiddles { inner, outer })
 }
 
 /// How the first pass reads its input.
@@ -253,8 +229,7 @@ pub(crate) fn natural(
 ) -> Result<(), BackendError> {
     let scale = if inverse { F::new(1u64 << log_n).inverse().expect("non-zero") } else { F::ONE };
     if scope.dev.ntt_warp && log_n == kernels_cuda::NTT_WARP_LOG_N && src.ptr != dst.ptr {
-        let (from, to) = (Strided(src, src_stride), Strided(dst, dst_stride));
-        return warp_natural(scope, tw, inverse, cols, from, to);
+        return ntt_warp::natural(scope, tw, inverse, &(0..cols), Strided(src, src_stride), Strided(dst, dst_stride));
     }
     let (src_ptr, dst_ptr) = (src.ptr, dst.ptr);
     run(
@@ -272,40 +247,4 @@ pub(crate) fn natural(
         dst_stride,
         scale,
     )
-}
-
-/// A matrix's buffer and its column stride in elements.
-struct Strided<'b>(&'b Arc<DevBuf>, u64);
-
-/// `natural` at 2^20 points through kernels-cuda's `ntt_warp`: pass A reads
-/// the source's column sets (reversed for the inverse, which is the forward
-/// transform of x[-n]) and writes rows of `dst`, pass B transforms `dst`'s
-/// column sets in place. The inverse's 1/n rides on pass B's inner twiddles.
-fn warp_natural(
-    scope: &mut Scope,
-    tw: &Twiddles,
-    inverse: bool,
-    cols: usize,
-    Strided(src, src_stride): Strided,
-    Strided(dst, dst_stride): Strided,
-) -> Result<(), BackendError> {
-    let dev = scope.dev.clone();
-    let Some(WarpTwiddles { inner, outer }) = &tw.warp else {
-        return Err(dev.err(scope.stage, scope.ctx, "the warp NTT's twiddles were not made"));
-    };
-    let (pass_a, pass_b) = (dev.func("ntt_warp_a"), dev.func("ntt_warp_b"));
-    let inner_b = inner.ptr + if inverse { 8 * 1024 } else { 0 };
-    let warps = kernels_cuda::NTT_WARP_WARPS;
-    let (blocks, threads, smem) = ((1u32 << 10) / warps, 32 * warps, kernels_cuda::NTT_WARP_SHARED_BYTES);
-    let chunks = || (0..cols).step_by(65535).map(move |c0| (c0 as u64, (cols - c0).min(65535) as u32));
-    for (c0, nc) in chunks() {
-        let (s, d) = (src.ptr + 8 * c0 * src_stride, dst.ptr + 8 * c0 * dst_stride);
-        let args = [s, src_stride, d, dst_stride, outer.ptr, inner.ptr, inverse as u64];
-        scope.launch(pass_a, (blocks, nc, 1), threads, smem, &args, &[src, dst, outer, inner])?;
-    }
-    for (c0, nc) in chunks() {
-        let args = [dst.ptr + 8 * c0 * dst_stride, dst_stride, inner_b];
-        scope.launch(pass_b, (blocks, nc, 1), threads, smem, &args, &[dst, inner])?;
-    }
-    Ok(())
 }

@@ -2,6 +2,7 @@
 //! and launches in `ntt`).
 
 use crate::ntt::{self, Load, Touches, Twiddles};
+use crate::ntt_warp::{self, Strided};
 use crate::stream::{DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
@@ -68,7 +69,7 @@ impl NttOps for CudaBackend {
         let log_big = log_n + log_blowup;
         let tw = self.twiddles(&mut s, log_big)?;
         let (n, w) = (evals.height, evals.width);
-        let lde = Lde::new(&mut s, log_n, log_blowup, w, shift)?;
+        let lde = self.lde(&mut s, &tw, log_n, log_blowup, w, shift)?;
         let out = s.alloc((n << log_blowup) * w)?;
         self.lde_columns(&mut s, &tw, &lde, &evals.buf, &out, 0, w)?;
         Ok(Self::matrix(out, n << log_blowup, w))
@@ -168,14 +169,20 @@ struct Lde {
     log_blowup: u32,
     coeffs: Option<Arc<DevBuf>>,
     twist: Twist,
+    /// The warp LDE's twist table, where that path takes this LDE.
+    warp_twist: Option<Arc<DevBuf>>,
 }
 
-impl Lde {
-    fn new(s: &mut Scope, log_n: u32, log_blowup: u32, width: usize, shift: F) -> Result<Lde> {
+impl CudaBackend {
+    /// An LDE's scratch and tables; at 2^20 rows and blowups up to 8, with
+    /// the warp NTT on, the warp path's twist (`ntt_warp::lde`).
+    fn lde(&self, s: &mut Scope, tw: &Twiddles, log_n: u32, log_blowup: u32, width: usize, shift: F) -> Result<Lde> {
         let coeffs = if log_n > 0 { Some(s.alloc(width << log_n)?) } else { None };
         // Coefficient k is multiplied by shift^k / n.
         let n_inv = F::new(1u64 << log_n).inverse().expect("non-zero");
-        Ok(Lde { log_n, log_blowup, coeffs, twist: Twist::new(s, log_n, shift, n_inv)? })
+        let warp = tw.warp.is_some() && log_n == kernels_cuda::NTT_WARP_LOG_N && log_blowup <= ntt_warp::MAX_LOG_BLOWUP;
+        let warp_twist = if warp { Some(self.warp_twist.get(s, shift, log_blowup)?) } else { None };
+        Ok(Lde { log_n, log_blowup, coeffs, twist: Twist::new(s, log_n, shift, n_inv)?, warp_twist })
     }
 }
 
@@ -195,7 +202,7 @@ impl CudaBackend {
         let log_n = n.trailing_zeros();
         let tw = self.twiddles(s, log_n + log_blowup)?;
         let trace = s.alloc(n * w)?;
-        let lde = Lde::new(s, log_n, log_blowup, w, shift)?;
+        let lde = self.lde(s, &tw, log_n, log_blowup, w, shift)?;
         let out = s.alloc((n << log_blowup) * w)?;
         // About `upload_runs` runs, each at most 64 MiB.
         let run_columns = ((n * w / self.upload_runs).min(OVERLAP_RUN_ELEMS) / n).max(1);
@@ -222,6 +229,10 @@ impl CudaBackend {
         cols: usize,
     ) -> Result<()> {
         let n = 1usize << lde.log_n;
+        if let (Some(twist), Some(tmp)) = (&lde.warp_twist, &lde.coeffs) {
+            let bufs = (Strided(evals, n as u64), Strided(tmp, n as u64), Strided(out, (n << lde.log_blowup) as u64));
+            return ntt_warp::lde(s, tw, twist, lde.log_blowup, &(c0..c0 + cols), bufs);
+        }
         let coeffs = match &lde.coeffs {
             Some(tmp) => {
                 let load = Load::plain(evals.at(c0 * n), n as u64);

@@ -149,6 +149,41 @@ fn warp_ntt_matches_the_reference() {
     }
 }
 
+/// Coset LDEs of 2^20 rows on the warp NTT (`NttTuning::warp`: 2^b
+/// twisted 2^20-point transforms) and on the shared-memory passes, against
+/// the reference: every blowup the warp path takes (1 to 8), odd widths,
+/// the generator and random shifts, a coset asked for again (its twist
+/// table kept) and after another; and the overlapped upload's LDE.
+#[test]
+fn warp_lde_matches_the_reference() {
+    if gpu().is_none() || max_log() < 20 {
+        return;
+    }
+    for warp_on in [true, false] {
+        let mut config = backend_cuda::CudaConfig::default();
+        config.ntt.warp = warp_on;
+        let gpu = CudaBackend::with_config(0, config).expect("a second backend on the device");
+        let mut r = rng(16);
+        let s2 = nz(&mut r);
+        let cases =
+            [(0, 3, nz(&mut r)), (1, 1, GENERATOR), (1, 11, GENERATOR), (2, 3, s2), (3, 2, nz(&mut r)), (2, 5, s2)];
+        for (log_blowup, w, shift) in cases {
+            let cpu = fresh_cpu();
+            let m = random_matrix(&mut r, w, 1 << 20);
+            let what = format!("lde 2^20 x {w} blowup 2^{log_blowup}, warp path {warp_on}");
+            let g = gpu.coset_lde(&ctx(), &gpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+            let c = cpu.coset_lde(&ctx(), &cpu.upload(&ctx(), &m).unwrap(), log_blowup, shift).unwrap();
+            let c = cpu.download(&ctx(), &c).unwrap();
+            same!(gpu.download(&ctx(), &g).unwrap(), c.clone(), what.clone());
+            if log_blowup == 2 {
+                let (trace, lde) = gpu.upload_coset_lde(&ctx(), &m, log_blowup, shift).unwrap();
+                same!(gpu.download(&ctx(), &trace).unwrap(), m, format!("uploaded, {what}"));
+                same!(gpu.download(&ctx(), &lde).unwrap(), c, format!("upload_coset_lde, {what}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn coset_lde_matches() {
     let Some(gpu) = gpu() else { return };

@@ -7,15 +7,17 @@
 // transform of the twisted coefficients, its outputs every 2^B-th word.
 //   1. the backend's inverse passes (ntt_warp_a reversed, ntt_warp_b with
 //      the scaled inner table): coefficients, natural order;
-//   2. lde_a: pass A of the twisted coefficients, a warp for each pair of
-//      n1 and coset, its rows staged in the tile and written whole and
-//      interleaved: T_j[n1][k2] at 2^B (1024 n1 + k2) + j;
-//   3. lde_b: pass B in place over rows of 2^(10+B) words, word (k2 << B)
+//   2. ntt_warp_lde_a: pass A of the twisted coefficients, a warp for each
+//      pair of n1 and coset, its rows staged in the tile and written whole
+//      and interleaved: T_j[n1][k2] at 2^B (1024 n1 + k2) + j;
+//   3. ntt_warp_b: pass B in place over rows of 2^(10+B) words, word (k2 << B)
 //      + j being coset j's column k2: the block's columns are
 //      NW_WARPS / 2^B values of k2 for all 2^B cosets, and coset j's output
 //      k2 + 1024 k1 lands on the position it was read from.
-// Checked on the host: coefficients of two columns against a radix-2
-// inverse, and 16 LDE values of each against Horner's rule.
+// Since the kernels moved into kernels-cuda (ntt_warp_lde_a, ntt_warp_b
+// over longer rows, ntt_warp_twist), this runs the backend's. Checked on
+// the host: coefficients of two columns against a radix-2 inverse, and 16
+// LDE values of each against Horner's rule.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o lde benches/ntt-proto/lde.cu && ./lde [B]
 #include <cstdint>
@@ -36,80 +38,6 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
-
-// nw_load_columns and nw_tile_store over rows of 2^ROW_LOG words.
-template <u32 ROW_LOG>
-__device__ __forceinline__ void rows_load(u64* tile, const u64* __restrict__ col, u32 c0, u64* v, u32 lane, u32 warp) {
-    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
-    const u64* p = col + c0 + w + ((u64)r0 << ROW_LOG);
-#pragma unroll
-    for (u32 j = 0; j < 32; j++) v[j] = p[(u64)j << (ROW_LOG + 5)];
-    u64* t = tile + r0 * NW_TP + w;
-#pragma unroll
-    for (u32 j = 0; j < 32; j++) t[j * 32 * NW_TP] = v[j];
-    __syncthreads();
-#pragma unroll
-    for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
-    __syncthreads();
-}
-template <u32 ROW_LOG>
-__device__ __forceinline__ void rows_store(const u64* tile, u64* col, u32 c0) {
-    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
-    const u64* t = tile + r0 * NW_TP + w;
-    u64* p = col + c0 + w + ((u64)r0 << ROW_LOG);
-#pragma unroll
-    for (u32 j = 0; j < 32; j++) p[(u64)j << (ROW_LOG + 5)] = t[j * 32 * NW_TP];
-}
-
-// twist[j 2^20 + 1024 n1 + n2] = a_j^(n1 + 1024 n2): in the order warp n1 reads it.
-// A block takes NW_WARPS >> B values of n1, a warp each (n1, coset j)
-// pair: the block's column set is NW_WARPS >> B words a row, and its
-// outputs, staged in the tile, are whole rows of 2^(10+B) words, T_j[n1][k2]
-// at (k2 << B) + j.
-template <u32 B>
-__global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void lde_a(const u64* __restrict__ coeffs, u64* out,
-                                                               const u64* __restrict__ outer,
-                                                               const u64* __restrict__ inner,
-                                                               const u64* __restrict__ twist) {
-    constexpr u32 SETS = NW_WARPS >> B;
-    extern __shared__ u64 tile[];
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, r = warp >> B, j = warp & ((1u << B) - 1);
-    const u32 n1_0 = blockIdx.x * SETS, n1 = n1_0 + r;
-    const u64* col = coeffs + ((u64)blockIdx.y << 20);
-    for (u32 idx = threadIdx.x; idx < 1024 * SETS; idx += 32 * NW_WARPS)
-        tile[(idx / SETS) * NW_TP + idx % SETS] = col[((u64)(idx / SETS) << 10) + n1_0 + idx % SETS];
-    __syncthreads();
-    u64 v[32];
-    const u64* tw = twist + ((u64)j << 20) + ((u64)n1 << 10);
-#pragma unroll
-    for (u32 i = 0; i < 32; i++) v[i] = f_mul(tile[(lane + 32 * i) * NW_TP + r], tw[lane + 32 * i]);
-    __syncthreads();
-    nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, inner);
-    const u64* ot = outer + ((u64)n1 << 10);
-    __syncthreads();
-    u64* staged = tile + r * (1024u << B);
-#pragma unroll
-    for (u32 k = 0; k < 32; k++) staged[((lane + 32 * k) << B) + j] = f_mul(v[nw_slot(k)], ot[lane + 32 * k]);
-    __syncthreads();
-    u64* o = out + ((u64)blockIdx.y << (20 + B)) + ((u64)n1_0 << (10 + B));
-    for (u32 idx = threadIdx.x; idx < SETS * (1024u << B); idx += 32 * NW_WARPS) o[idx] = tile[idx];
-}
-
-template <u32 B>
-__global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void lde_b(u64* out, const u64* __restrict__ inner) {
-    extern __shared__ u64 tile[];
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    u64* col = out + ((u64)blockIdx.y << (20 + B));
-    const u32 c0 = blockIdx.x * NW_WARPS;
-    u64 v[32];
-    rows_load<10 + B>(tile, col, c0, v, lane, warp);
-    nw_transform<false>(v, lane, tile + warp * 32 * NW_PAD, inner);
-    __syncthreads();
-#pragma unroll
-    for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot(k)];
-    __syncthreads();
-    rows_store<10 + B>(tile, col, c0);
-}
 
 static const u64 P = 0xFFFFFFFF00000001ull;
 static u64 hmul(u64 a, u64 b) { return (u64)((unsigned __int128)a * b % P); }
@@ -164,42 +92,45 @@ static int run(u32 cols) {
     inner[0] = 1;
     for (int e = 1; e < 1024; e++) inner[e] = hmul(inner[e - 1], w1024);
     for (int e = 0; e < 1024; e++) inner[1024 + e] = hmul(inner[e], inv_n);
-    std::vector<u64> twist(n << B);
+    std::vector<u64> lo(1024 << B), hi(1024 << B);
     for (u32 j = 0; j < (1u << B); j++) {
         const u64 a = hmul(g, hpow(wN, j)), a1024 = hpow(a, 1024);
-        u64 an1 = 1;
-        for (u64 n1 = 0; n1 < 1024; n1++, an1 = hmul(an1, a)) {
-            u64 t = an1;
-            for (u64 n2 = 0; n2 < 1024; n2++, t = hmul(t, a1024)) twist[(j << 20) + (n1 << 10) + n2] = t;
+        lo[j * 1024] = hi[j * 1024] = 1;
+        for (int e = 1; e < 1024; e++) {
+            lo[j * 1024 + e] = hmul(lo[j * 1024 + e - 1], a);
+            hi[j * 1024 + e] = hmul(hi[j * 1024 + e - 1], a1024);
         }
     }
-    u64 *d_x, *d_c, *d_out, *d_table, *d_inner, *d_outer, *d_twist;
+    u64 *d_x, *d_c, *d_out, *d_table, *d_inner, *d_outer, *d_twist, *d_lo, *d_hi;
     CHECK(cudaMalloc(&d_x, x.size() * 8));
     CHECK(cudaMalloc(&d_c, x.size() * 8));
     CHECK(cudaMalloc(&d_out, (big * cols) * 8));
     CHECK(cudaMalloc(&d_table, table.size() * 8));
     CHECK(cudaMalloc(&d_inner, inner.size() * 8));
     CHECK(cudaMalloc(&d_outer, n * 8));
-    CHECK(cudaMalloc(&d_twist, twist.size() * 8));
+    CHECK(cudaMalloc(&d_twist, (n << B) * 8));
+    CHECK(cudaMalloc(&d_lo, lo.size() * 8));
+    CHECK(cudaMalloc(&d_hi, hi.size() * 8));
     CHECK(cudaMemcpy(d_x, x.data(), x.size() * 8, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_table, table.data(), table.size() * 8, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_inner, inner.data(), inner.size() * 8, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(d_twist, twist.data(), twist.size() * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_lo, lo.data(), lo.size() * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_hi, hi.data(), hi.size() * 8, cudaMemcpyHostToDevice));
     ntt_warp_outer<<<n / 256, 256>>>(d_outer, d_table, 20);
+    ntt_warp_twist<<<(n << B) / 256, 256>>>(d_twist, d_lo, d_hi);
     const int smem = 1024 * NW_TP * 8;
     CHECK(cudaFuncSetAttribute(ntt_warp_a, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     CHECK(cudaFuncSetAttribute(ntt_warp_b, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CHECK(cudaFuncSetAttribute(lde_a<B>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CHECK(cudaFuncSetAttribute(lde_b<B>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(ntt_warp_lde_a, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const dim3 g_n(1024 / NW_WARPS, cols), g_big((1024u << B) / NW_WARPS, cols);
     const u32 th = 32 * NW_WARPS;
     auto intt = [&] {
         ntt_warp_a<<<g_n, th, smem>>>(d_x, n, d_c, n, d_outer, d_inner, 1);
-        ntt_warp_b<<<g_n, th, smem>>>(d_c, n, d_inner + 1024);
+        ntt_warp_b<<<g_n, th, smem>>>(d_c, n, d_inner + 1024, 10);
     };
     const dim3 g_a((1024u << B) / NW_WARPS, cols);
-    auto pass_a = [&] { lde_a<B><<<g_a, th, smem>>>(d_c, d_out, d_outer, d_inner, d_twist); };
-    auto pass_b = [&] { lde_b<B><<<g_big, th, smem>>>(d_out, d_inner); };
+    auto pass_a = [&] { ntt_warp_lde_a<<<g_a, th, smem>>>(d_c, n, d_out, big, d_outer, d_inner, d_twist, B); };
+    auto pass_b = [&] { ntt_warp_b<<<g_big, th, smem>>>(d_out, big, d_inner, 10 + B); };
     intt();
     pass_a();
     pass_b();
@@ -245,7 +176,7 @@ static int run(u32 cols) {
     CHECK(cudaGetLastError());
     printf("LDE 2^20 x %u, blowup %u: %.3f ms (iNTT %.3f, coset passes A %.3f, B %.3f; median of 15); check %s\n", cols,
            1u << B, all, ti, ta, tb, bad ? "FAILED" : "ok (coefficients and 16 LDE values of two columns)");
-    for (u64* p : {d_x, d_c, d_out, d_table, d_inner, d_outer, d_twist}) CHECK(cudaFree(p));
+    for (u64* p : {d_x, d_c, d_out, d_table, d_inner, d_outer, d_twist, d_lo, d_hi}) CHECK(cudaFree(p));
     return bad != 0;
 }
 

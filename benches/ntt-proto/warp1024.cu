@@ -465,7 +465,7 @@ int main(int argc, char** argv) {
         auto run = [&] {
             pass1();
             if (inplace)
-                ntt_warp_b<<<gw, 32 * NW_WARPS, nw_smem>>>(d_y, 1ull << 20, d_tw);
+                ntt_warp_b<<<gw, 32 * NW_WARPS, nw_smem>>>(d_y, 1ull << 20, d_tw, 10);
             else if (tiled)
                 ntt2e20_pass2_tiled<<<g2, 32 * WARPS, tsmem>>>(d_t, d_y, d_tw);
             else

@@ -61,7 +61,7 @@ pub const NTT_WARP: Module = Module {
     name: "ntt_warp",
     headers: &[FIELD_H],
     body: include_str!("cuda/ntt_warp.cu"),
-    kernels: &["ntt_warp_a", "ntt_warp_b", "ntt_warp_outer"],
+    kernels: &["ntt_warp_a", "ntt_warp_b", "ntt_warp_lde_a", "ntt_warp_outer", "ntt_warp_twist"],
 };
 
 /// log2 of the transforms `ntt_warp` does.

@@ -81,27 +81,19 @@ __device__ __forceinline__ void nw_transform(u64* v, u32 lane, u64* sh, const u6
     nw_dft32<lazy_out>(v);
 }
 
-// A block's column set is elements c0 + w + 1024 r of a column, rows r <
-// 1024 and words w < NW_WARPS. In the tile its rows lie NW_TP words apart,
-// so a warp reading one column of the tile meets each bank pair once per
-// wavefront.
-// The set into the tile (with `reverse`, element e read from -e mod 2^20),
-// then column `warp` of it into v in the warp transform's layout (element
-// lane + 32 i in v[i]); the tile is free again on return.
-__device__ __forceinline__ void nw_load_columns(u64* tile, const u64* __restrict__ col, u32 c0, bool reverse, u64* v,
-                                                u32 lane, u32 warp) {
-    // Thread t moves word t % NW_WARPS of rows t / NW_WARPS + 32 j, j < 32:
-    // element b + 2^15 j. All 32 loads are issued before the first store
-    // (v is not live yet, so they take its registers): a block's load
-    // phase is not held to a few loads in flight a thread. Reversed, the
-    // element is 2^20 - b - 2^15 j, except 0 for b = j = 0.
-    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS, b = c0 + w + (r0 << 10);
-    v[0] = col[reverse ? (0u - b) & ((1u << 20) - 1) : b];
-    const long long step = reverse ? -(1ll << 15) : (1ll << 15);
-    const u64* p = col + (reverse ? (1u << 20) - b : b);
-#pragma unroll
-    for (u32 j = 1; j < 32; j++) v[j] = p[j * step];
-    u64* t = tile + r0 * NW_TP + w;
+// A block's column set is words c0 + w, w < NW_WARPS, of 1024 rows (of
+// 2^row_log words) of a column. In the tile its rows lie NW_TP words
+// apart, so a warp reading one column of the tile meets each bank pair
+// once per wavefront. Thread t moves word t % NW_WARPS of rows
+// t / NW_WARPS + 32 j, j < 32; all 32 of its loads are issued before the
+// first store (v is not live yet, so they take its registers): a block's
+// load phase is not held to a few loads in flight a thread.
+
+// The thread's 32 words (v[j], row t / NW_WARPS + 32 j) into the tile,
+// then column `warp` of the tile into v in the warp transform's layout
+// (element lane + 32 i in v[i]); the tile is free again on return.
+__device__ __forceinline__ void nw_tile_columns(u64* tile, u64* v, u32 lane, u32 warp) {
+    u64* t = tile + (threadIdx.x / NW_WARPS) * NW_TP + threadIdx.x % NW_WARPS;
 #pragma unroll
     for (u32 j = 0; j < 32; j++) t[j * 32 * NW_TP] = v[j];
     __syncthreads();
@@ -109,13 +101,36 @@ __device__ __forceinline__ void nw_load_columns(u64* tile, const u64* __restrict
     for (u32 i = 0; i < 32; i++) v[i] = tile[(lane + 32 * i) * NW_TP + warp];
     __syncthreads();
 }
-// The tile back to the column set at base (the same thread-to-word map).
-__device__ __forceinline__ void nw_tile_store(const u64* tile, u64* base) {
+// The column set of rows of 2^row_log words at col, into v.
+__device__ __forceinline__ void nw_load_rows(u64* tile, const u64* __restrict__ col, u32 c0, u32 row_log, u64* v,
+                                             u32 lane, u32 warp) {
+    const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
+    const u64* p = col + c0 + w + ((u64)r0 << row_log);
+    const u64 step = 32ull << row_log;
+#pragma unroll
+    for (u32 j = 0; j < 32; j++, p += step) v[j] = *p;
+    nw_tile_columns(tile, v, lane, warp);
+}
+// The column set of rows of 1024 words with `reverse`: element e (c0 + w
+// + 1024 r) read from -e mod 2^20, that is 2^20 - b - 2^15 j for the
+// thread's b, except 0 for b = j = 0.
+__device__ __forceinline__ void nw_load_reversed(u64* tile, const u64* __restrict__ col, u32 c0, u64* v, u32 lane,
+                                                 u32 warp) {
+    const u32 b = c0 + threadIdx.x % NW_WARPS + ((threadIdx.x / NW_WARPS) << 10);
+    v[0] = col[(0u - b) & ((1u << 20) - 1)];
+    const u64* p = col + ((1u << 20) - b);
+#pragma unroll
+    for (u32 j = 1; j < 32; j++) v[j] = p[-(long long)(j << 15)];
+    nw_tile_columns(tile, v, lane, warp);
+}
+// The tile back to the column set at col (the same thread-to-word map).
+__device__ __forceinline__ void nw_tile_store(const u64* tile, u64* col, u32 c0, u32 row_log) {
     const u32 w = threadIdx.x % NW_WARPS, r0 = threadIdx.x / NW_WARPS;
     const u64* t = tile + r0 * NW_TP + w;
-    u64* p = base + (r0 << 10) + w;
+    u64* p = col + c0 + w + ((u64)r0 << row_log);
+    const u64 step = 32ull << row_log;
 #pragma unroll
-    for (u32 j = 0; j < 32; j++) p[(u64)j << 15] = t[j * 32 * NW_TP];
+    for (u32 j = 0; j < 32; j++, p += step) *p = t[j * 32 * NW_TP];
 }
 
 // Grid (1024 / NW_WARPS, columns), NW_WARPS warps a block, 1024 * NW_TP
@@ -129,7 +144,11 @@ extern "C" __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void ntt_warp_a(
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 n1_0 = blockIdx.x * NW_WARPS, n1 = n1_0 + warp;
     u64 v[32];
-    nw_load_columns(tile, src + blockIdx.y * src_stride, n1_0, reverse != 0, v, lane, warp);
+    const u64* col = src + blockIdx.y * src_stride;
+    if (reverse)
+        nw_load_reversed(tile, col, n1_0, v, lane, warp);
+    else
+        nw_load_rows(tile, col, n1_0, 10, v, lane, warp);
     nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, inner);
     const u64* tw = outer + ((u64)n1 << 10);
     u64* row = dst + blockIdx.y * dst_stride + ((u64)n1 << 10);
@@ -137,22 +156,72 @@ extern "C" __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void ntt_warp_a(
     for (u32 k = 0; k < 32; k++) row[lane + 32 * k] = f_mul(v[nw_slot(k)], tw[lane + 32 * k]);
 }
 
-// Pass B's inner table may carry a scale (the inverse's 2^-20): every
-// element meets exactly one of its words, between the two DFTs.
+// Pass B over rows of 2^row_log words (1024 for a transform, 2^(10+b) for
+// an LDE's 2^b interleaved cosets, see ntt_warp_lde_a), in place; grid
+// (2^row_log / NW_WARPS, columns). The inner table may carry a scale (the
+// inverse's 2^-20): every element meets exactly one of its words, between
+// the two DFTs.
 extern "C" __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void ntt_warp_b(u64* data, u64 stride,
-                                                                          const u64* __restrict__ inner) {
+                                                                          const u64* __restrict__ inner,
+                                                                          u64 row_log) {
     extern __shared__ u64 tile[];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    u64* col = data + blockIdx.y * stride;
-    const u32 k2_0 = blockIdx.x * NW_WARPS;
     u64 v[32];
-    nw_load_columns(tile, col, k2_0, false, v, lane, warp);
+    nw_load_rows(tile, data + blockIdx.y * stride, blockIdx.x * NW_WARPS, (u32)row_log, v, lane, warp);
     nw_transform<false>(v, lane, tile + warp * 32 * NW_PAD, inner);
     __syncthreads();
 #pragma unroll
     for (u32 k = 0; k < 32; k++) tile[(lane + 32 * k) * NW_TP + warp] = v[nw_slot(k)];
     __syncthreads();
-    nw_tile_store(tile, col + k2_0);
+    // Where to store, worked out again from the parameters: kept live
+    // across the transform, the runtime row length's addresses spill.
+    u64 rl;
+    asm volatile("ld.param.u64 %0, [ntt_warp_b_param_3];" : "=l"(rl));
+    nw_tile_store(tile, data + blockIdx.y * stride, blockIdx.x * NW_WARPS, (u32)rl);
+}
+
+// An LDE's pass A: coset j < 2^b of the LDE of coefficients c (natural
+// order, 2^20 a column) on shift H_(2^(20+b)) is the 2^20-point transform
+// of c_i a_j^i, a_j = shift w_(2^(20+b))^j, its output m at 2^b m + j.
+// twist[j 2^20 + 1024 n1 + n2] = a_j^(n1 + 1024 n2) (ntt_warp_twist), in
+// the order a warp reads it. A block takes NW_WARPS >> b values of n1, a
+// warp for each (n1, j) pair, and stages its outputs in the tile: whole
+// rows of 2^(10+b) words, T_j[n1][k2] at (k2 << b) + j, which ntt_warp_b
+// (row_log 10 + b) transforms in place into the LDE. Grid (2^(10+b) /
+// NW_WARPS, columns).
+extern "C" __global__ __launch_bounds__(32 * NW_WARPS, NW_MINB) void ntt_warp_lde_a(
+    const u64* __restrict__ coeffs, u64 coeff_stride, u64* out, u64 out_stride, const u64* __restrict__ outer,
+    const u64* __restrict__ inner, const u64* __restrict__ twist, u64 log_blowup) {
+    extern __shared__ u64 tile[];
+    const u32 b = (u32)log_blowup, sets = NW_WARPS >> b;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, r = warp >> b, j = warp & ((1u << b) - 1);
+    const u32 n1_0 = blockIdx.x * sets, n1 = n1_0 + r;
+    const u64* col = coeffs + blockIdx.y * coeff_stride;
+    for (u32 idx = threadIdx.x; idx < 1024 * sets; idx += 32 * NW_WARPS)
+        tile[(idx / sets) * NW_TP + idx % sets] = col[((u64)(idx / sets) << 10) + n1_0 + idx % sets];
+    __syncthreads();
+    u64 v[32];
+    const u64* tw = twist + ((u64)j << 20) + ((u64)n1 << 10);
+#pragma unroll
+    for (u32 i = 0; i < 32; i++) v[i] = f_mul(tile[(lane + 32 * i) * NW_TP + r], tw[lane + 32 * i]);
+    __syncthreads();
+    nw_transform<true>(v, lane, tile + warp * 32 * NW_PAD, inner);
+    const u64* ot = outer + ((u64)n1 << 10);
+    __syncthreads();
+    u64* staged = tile + r * (1024u << b);
+#pragma unroll
+    for (u32 k = 0; k < 32; k++) staged[((lane + 32 * k) << b) + j] = f_mul(v[nw_slot(k)], ot[lane + 32 * k]);
+    __syncthreads();
+    u64* o = out + blockIdx.y * out_stride + ((u64)n1_0 << (10 + b));
+    for (u32 idx = threadIdx.x; idx < sets * (1024u << b); idx += 32 * NW_WARPS) o[idx] = tile[idx];
+}
+
+// twist[j 2^20 + 1024 n1 + n2] = lo[1024 j + n1] hi[1024 j + n2] (lo[1024 j
+// + n1] = a_j^n1, hi[1024 j + n2] = a_j^(1024 n2)). One thread a word.
+extern "C" __global__ void ntt_warp_twist(u64* twist, const u64* __restrict__ lo, const u64* __restrict__ hi) {
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 j = i >> 20;
+    twist[i] = f_mul(lo[(j << 10) + ((i >> 10) & 1023)], hi[(j << 10) + (i & 1023)]);
 }
 
 // outer[1024 n1 + k2] = w^(n1 k2), w = w_(2^20), from the backend's table

@@ -1,0 +1,189 @@
+//! Transforms of 2^20 points on kernels-cuda's `ntt_warp` (1024-point
+//! transforms held in a warp's registers, two passes through a shared
+//! tile): natural-order `ntt` and `intt`, and coset LDEs of 2^20 rows at
+//! blowups up to 8 as 2^b twisted 2^20-point transforms. Their tables.
+
+use crate::ntt::Twiddles;
+use crate::stream::{DevBuf, Scope};
+use backend_api::{BackendError, F};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+type Result<T> = std::result::Result<T, BackendError>;
+
+/// log2 of the transforms, and the largest log2 blowup of an LDE.
+const LOG_N: u32 = kernels_cuda::NTT_WARP_LOG_N;
+pub(crate) const MAX_LOG_BLOWUP: u32 = 3;
+
+/// The twiddles of `ntt_warp` (2^20 = 1024 x 1024 points, w = w_(2^20)),
+/// laid out for its reads: `inner` holds w_1024^e, e < 1024, then the same
+/// times 2^-20 (pass B's, for the inverse), small enough to stay in L1;
+/// `outer` holds w^(n1 k2) at 1024 n1 + k2, so a warp's reads are
+/// coalesced, 8 MiB that stay in L2 across columns.
+pub(crate) struct WarpTwiddles {
+    inner: Arc<DevBuf>,
+    outer: Arc<DevBuf>,
+}
+
+impl WarpTwiddles {
+    /// `inner` from the host (2048 words), `outer` worked out on the device
+    /// from `fwd`, the table of w_(2^log)^k, k < 2^(log - 1).
+    pub(crate) fn new(scope: &mut Scope, fwd: &Arc<DevBuf>, log: u32) -> Result<WarpTwiddles> {
+        let w_1024 = (10..log).fold(F::two_adic_root(log), |r, _| r * r);
+        let powers: Vec<F> = std::iter::successors(Some(F::ONE), |&r| Some(r * w_1024)).take(1024).collect();
+        let inv_n = F::new(1u64 << LOG_N).inverse().expect("non-zero");
+        let inner: Vec<u64> =
+            powers.iter().map(|r| r.value()).chain(powers.iter().map(|&r| (r * inv_n).value())).collect();
+        let inner = scope.upload_shared(&inner)?;
+        let outer = scope.alloc_shared(1 << LOG_N)?;
+        let f = scope.dev.func("ntt_warp_outer");
+        let args = [outer.ptr, fwd.ptr, log as u64];
+        scope.launch(f, ((1 << LOG_N) / 256, 1, 1), 256, 0, &args, &[&outer, fwd])?;
+        Ok(WarpTwiddles { inner, outer })
+    }
+}
+
+/// An LDE's twist table for the last coset asked for (`shift`, 2^b):
+/// twist[j 2^20 + 1024 n1 + n2] = a_j^(n1 + 1024 n2), a_j = shift
+/// w_(2^(20+b))^j, 2^(20+b) words made on the device (`ntt_warp_twist`).
+/// Kept across calls as the twiddles are, out of no proof's claim: a
+/// prover's LDEs all use one coset.
+pub(crate) struct TwistCache(Mutex<Option<Twist>>);
+
+struct Twist {
+    shift: u64,
+    log_blowup: u32,
+    table: Arc<DevBuf>,
+}
+
+impl TwistCache {
+    pub(crate) fn new() -> TwistCache {
+        TwistCache(Mutex::new(None))
+    }
+
+    pub(crate) fn get(&self, scope: &mut Scope, shift: F, log_blowup: u32) -> Result<Arc<DevBuf>> {
+        let hit = |t: &Option<Twist>| {
+            t.as_ref().filter(|t| t.shift == shift.value() && t.log_blowup == log_blowup).map(|t| t.table.clone())
+        };
+        if let Some(table) = hit(&self.0.lock().unwrap_or_else(|p| p.into_inner())) {
+            return Ok(table);
+        }
+        // lo[1024 j + n1] = a_j^n1, hi[1024 j + n2] = a_j^(1024 n2).
+        let w = F::two_adic_root(LOG_N + log_blowup);
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        for j in 0..1u64 << log_blowup {
+            let a = shift * w.pow(j);
+            lo.extend(backend_api::ext::powers(a, 1024).into_iter().map(|p| p.value()));
+            hi.extend(backend_api::ext::powers(a.pow(1024), 1024).into_iter().map(|p| p.value()));
+        }
+        let (lo, hi) = (scope.upload(&lo)?, scope.upload(&hi)?);
+        let table = scope.alloc_shared(1 << (LOG_N + log_blowup))?;
+        let f = scope.dev.func("ntt_warp_twist");
+        let args = [table.ptr, lo.ptr, hi.ptr];
+        scope.launch(f, ((1 << (LOG_N + log_blowup)) / 256, 1, 1), 256, 0, &args, &[&table, &lo, &hi])?;
+        // Published only once made, as the twiddles are (another proof's
+        // stream takes it without waiting on this scope).
+        scope.sync()?;
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Twist { shift: shift.value(), log_blowup, table: table.clone() });
+        Ok(table)
+    }
+}
+
+/// A matrix's buffer and its column stride in elements.
+pub(crate) struct Strided<'b>(pub(crate) &'b Arc<DevBuf>, pub(crate) u64);
+
+fn tables<'t>(scope: &Scope, tw: &'t Twiddles) -> Result<&'t WarpTwiddles> {
+    tw.warp.as_ref().ok_or_else(|| scope.dev.err(scope.stage, scope.ctx, "the warp NTT's twiddles were not made"))
+}
+
+/// Columns `cols` in launches of at most 65,535 (the grid's y limit):
+/// `launch(first column, columns)`.
+fn by_columns(cols: &Range<usize>, mut launch: impl FnMut(u64, u32) -> Result<()>) -> Result<()> {
+    cols.clone().step_by(65535).try_for_each(|c0| launch(c0 as u64, (cols.end - c0).min(65535) as u32))
+}
+
+const THREADS: u32 = 32 * kernels_cuda::NTT_WARP_WARPS;
+const SMEM: u32 = kernels_cuda::NTT_WARP_SHARED_BYTES;
+
+/// Pass A: the source's column sets (reversed for the inverse, which is
+/// the forward transform of x[-n]) into rows of `dst`, times w^(n1 k2).
+fn pass_a(
+    scope: &mut Scope,
+    t: &WarpTwiddles,
+    reverse: bool,
+    cols: &Range<usize>,
+    from: Strided,
+    to: Strided,
+) -> Result<()> {
+    let (Strided(src, ss), Strided(dst, ds)) = (from, to);
+    let f = scope.dev.func("ntt_warp_a");
+    by_columns(cols, |c0, nc| {
+        let args = [src.ptr + 8 * c0 * ss, ss, dst.ptr + 8 * c0 * ds, ds, t.outer.ptr, t.inner.ptr, reverse as u64];
+        let blocks = 1024 / kernels_cuda::NTT_WARP_WARPS;
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[src, dst, &t.outer, &t.inner])
+    })
+}
+
+/// Pass B in place over rows of 2^row_log words; `scaled`: the inverse's
+/// 2^-20 on its inner twiddles.
+fn pass_b(
+    scope: &mut Scope,
+    t: &WarpTwiddles,
+    scaled: bool,
+    row_log: u32,
+    cols: &Range<usize>,
+    data: Strided,
+) -> Result<()> {
+    let Strided(buf, stride) = data;
+    let f = scope.dev.func("ntt_warp_b");
+    let inner = t.inner.ptr + if scaled { 8 * 1024 } else { 0 };
+    by_columns(cols, |c0, nc| {
+        let args = [buf.ptr + 8 * c0 * stride, stride, inner, row_log as u64];
+        let blocks = (1u32 << row_log) / kernels_cuda::NTT_WARP_WARPS;
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[buf, &t.inner])
+    })
+}
+
+/// Natural-order forward or inverse transforms of 2^20 points, columns
+/// `cols` of `src` into the same of `dst` (distinct buffers); the source
+/// is kept.
+pub(crate) fn natural(
+    scope: &mut Scope,
+    tw: &Twiddles,
+    inverse: bool,
+    cols: &Range<usize>,
+    src: Strided,
+    dst: Strided,
+) -> Result<()> {
+    let t = tables(scope, tw)?;
+    let Strided(d, ds) = dst;
+    pass_a(scope, t, inverse, cols, src, Strided(d, ds))?;
+    pass_b(scope, t, inverse, 10, cols, Strided(d, ds))
+}
+
+/// The coset LDE of columns `cols` of 2^20 evaluations at blowup 2^b
+/// (b <= MAX_LOG_BLOWUP) into `out` (2^(20+b) a column), through their
+/// coefficients in `coeffs`: the inverse transform, then for every coset
+/// j pass A of the coefficients times `twist` (TwistCache) with its rows
+/// interleaved in `out`, then pass B in place over rows of 2^(10+b) words.
+pub(crate) fn lde(
+    scope: &mut Scope,
+    tw: &Twiddles,
+    twist: &Arc<DevBuf>,
+    log_blowup: u32,
+    cols: &Range<usize>,
+    (evals, coeffs, out): (Strided, Strided, Strided),
+) -> Result<()> {
+    let t = tables(scope, tw)?;
+    let (Strided(c, cs), Strided(o, os)) = (coeffs, out);
+    natural(scope, tw, true, cols, evals, Strided(c, cs))?;
+    let f = scope.dev.func("ntt_warp_lde_a");
+    by_columns(cols, |c0, nc| {
+        let (src, dst) = (c.ptr + 8 * c0 * cs, o.ptr + 8 * c0 * os);
+        let args = [src, cs, dst, os, t.outer.ptr, t.inner.ptr, twist.ptr, log_blowup as u64];
+        let blocks = (1024u32 << log_blowup) / kernels_cuda::NTT_WARP_WARPS;
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[c, o, &t.outer, &t.inner, twist])
+    })?;
+    pass_b(scope, t, false, 10 + log_blowup, cols, Strided(o, os))
+}
