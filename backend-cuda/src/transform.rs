@@ -167,22 +167,30 @@ impl Twist {
 struct Lde {
     log_n: u32,
     log_blowup: u32,
-    coeffs: Option<Arc<DevBuf>>,
-    twist: Twist,
-    /// The warp LDE's twist table, where that path takes this LDE.
-    warp_twist: Option<Arc<DevBuf>>,
+    work: LdeWork,
+}
+
+/// The shared-memory passes' scratch and twist tables, or the warp path's
+/// (`ntt_warp::lde`), where it takes the LDE.
+enum LdeWork {
+    Passes { coeffs: Option<Arc<DevBuf>>, twist: Twist },
+    Warp { coeffs: Arc<DevBuf>, twist: Arc<DevBuf> },
 }
 
 impl CudaBackend {
-    /// An LDE's scratch and tables; at 2^20 rows and blowups up to 8, with
-    /// the warp NTT on, the warp path's twist (`ntt_warp::lde`).
+    /// An LDE's scratch and tables: at 2^20 rows and blowups up to 8 with
+    /// the warp NTT on, the warp path's.
     fn lde(&self, s: &mut Scope, tw: &Twiddles, log_n: u32, log_blowup: u32, width: usize, shift: F) -> Result<Lde> {
-        let coeffs = if log_n > 0 { Some(s.alloc(width << log_n)?) } else { None };
-        // Coefficient k is multiplied by shift^k / n.
-        let n_inv = F::new(1u64 << log_n).inverse().expect("non-zero");
         let warp = tw.warp.is_some() && log_n == kernels_cuda::NTT_WARP_LOG_N && log_blowup <= ntt_warp::MAX_LOG_BLOWUP;
-        let warp_twist = if warp { Some(self.warp_twist.get(s, shift, log_blowup)?) } else { None };
-        Ok(Lde { log_n, log_blowup, coeffs, twist: Twist::new(s, log_n, shift, n_inv)?, warp_twist })
+        let work = if warp {
+            LdeWork::Warp { coeffs: s.alloc(width << log_n)?, twist: self.warp_twist.get(s, shift, log_blowup)? }
+        } else {
+            let coeffs = if log_n > 0 { Some(s.alloc(width << log_n)?) } else { None };
+            // Coefficient k is multiplied by shift^k / n.
+            let n_inv = F::new(1u64 << log_n).inverse().expect("non-zero");
+            LdeWork::Passes { coeffs, twist: Twist::new(s, log_n, shift, n_inv)? }
+        };
+        Ok(Lde { log_n, log_blowup, work })
     }
 }
 
@@ -229,11 +237,15 @@ impl CudaBackend {
         cols: usize,
     ) -> Result<()> {
         let n = 1usize << lde.log_n;
-        if let (Some(twist), Some(tmp)) = (&lde.warp_twist, &lde.coeffs) {
-            let bufs = (Strided(evals, n as u64), Strided(tmp, n as u64), Strided(out, (n << lde.log_blowup) as u64));
-            return ntt_warp::lde(s, tw, twist, lde.log_blowup, &(c0..c0 + cols), bufs);
-        }
-        let coeffs = match &lde.coeffs {
+        let (coeffs, twist) = match &lde.work {
+            LdeWork::Warp { coeffs, twist } => {
+                let big = (n << lde.log_blowup) as u64;
+                let bufs = (Strided(evals, n as u64), Strided(coeffs, n as u64), Strided(out, big));
+                return ntt_warp::lde(s, tw, twist, lde.log_blowup, &(c0..c0 + cols), bufs);
+            }
+            LdeWork::Passes { coeffs, twist } => (coeffs, twist),
+        };
+        let coeffs = match coeffs {
             Some(tmp) => {
                 let load = Load::plain(evals.at(c0 * n), n as u64);
                 let touches = Touches(&[evals, tmp]);
@@ -244,7 +256,7 @@ impl CudaBackend {
             None => evals,
         };
         let mode = if self.skip_zero_levels { 2 } else { 4 };
-        self.expand(s, tw, &lde.twist, coeffs, out, (lde.log_n, lde.log_blowup, c0, cols), mode)
+        self.expand(s, tw, twist, coeffs, out, (lde.log_n, lde.log_blowup, c0, cols), mode)
     }
 
     /// The forward transform of an LDE's first pass reading n coefficients

@@ -28,7 +28,9 @@
 #include <cuda_runtime.h>
 
 #include "../../kernels-cuda/src/cuda/field.cuh"
+#include "../../kernels-cuda/src/cuda/ntt_warp.cuh"
 #include "../../kernels-cuda/src/cuda/ntt_warp.cu"
+#include "../../kernels-cuda/src/cuda/ntt_warp_lde.cu"
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \

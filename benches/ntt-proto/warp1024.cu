@@ -23,6 +23,7 @@
 
 #include "../../kernels-cuda/src/cuda/field.cuh"
 // The backend's own 2^20 transform (its no-scratch passes), timed beside these.
+#include "../../kernels-cuda/src/cuda/ntt_warp.cuh"
 #include "../../kernels-cuda/src/cuda/ntt_warp.cu"
 
 #define CHECK(call)                                                                   \

@@ -10,8 +10,10 @@
 //! Modules:
 //! - `ntt`: batched radix-2 NTT passes in shared memory (DIT/DIF, bit-reversed
 //!   gather, zero-padding-skipping LDE expansion), the quotient degree check;
-//! - `ntt_warp`: natural-order 2^20-point NTTs as two passes of 1024-point
-//!   transforms held in a warp's registers (compiled only when enabled);
+//! - `ntt_warp`, `ntt_warp_lde`: natural-order 2^20-point NTTs as two
+//!   passes of 1024-point transforms held in a warp's registers, and coset
+//!   LDEs of 2^20 rows on them (two modules, compiled in parallel, and only
+//!   when enabled);
 //! - `merkle_blake3`, `merkle_keccak`: leaf and node hashing (two modules,
 //!   compiled in parallel), gathers for openings;
 //! - `grind`: proof-of-work search for both hashes;
@@ -26,6 +28,8 @@ pub const FIELD_H: &str = include_str!("cuda/field.cuh");
 pub const BLAKE3_H: &str = include_str!("cuda/blake3.cuh");
 /// Keccak-f\[1600\].
 pub const KECCAK_H: &str = include_str!("cuda/keccak.cuh");
+/// The warp NTT's device functions (`ntt_warp`, `ntt_warp_lde`).
+pub const NTT_WARP_H: &str = include_str!("cuda/ntt_warp.cuh");
 
 /// One NVRTC compilation unit.
 #[derive(Clone, Copy, Debug)]
@@ -59,9 +63,18 @@ pub const NTT: Module = Module {
 
 pub const NTT_WARP: Module = Module {
     name: "ntt_warp",
-    headers: &[FIELD_H],
+    headers: &[FIELD_H, NTT_WARP_H],
     body: include_str!("cuda/ntt_warp.cu"),
-    kernels: &["ntt_warp_a", "ntt_warp_b", "ntt_warp_lde_a", "ntt_warp_outer", "ntt_warp_twist"],
+    kernels: &["ntt_warp_a", "ntt_warp_b", "ntt_warp_outer"],
+};
+
+/// The warp NTT's coset LDEs, a module apart from `ntt_warp` so that the
+/// two compile in parallel.
+pub const NTT_WARP_LDE: Module = Module {
+    name: "ntt_warp_lde",
+    headers: &[FIELD_H, NTT_WARP_H],
+    body: include_str!("cuda/ntt_warp_lde.cu"),
+    kernels: &["ntt_warp_lde_a", "ntt_warp_twist"],
 };
 
 /// log2 of the transforms `ntt_warp` does.
@@ -131,7 +144,8 @@ pub const SCAN_THREADS: u32 = 256;
 
 /// Every fixed module (the generated composition and LogUp kernels come on
 /// top).
-pub const MODULES: &[Module] = &[NTT, NTT_WARP, MERKLE_BLAKE3, MERKLE_KECCAK, GRIND, FRI, LOGUP, COMPOSE_INTERP];
+pub const MODULES: &[Module] =
+    &[NTT, NTT_WARP, NTT_WARP_LDE, MERKLE_BLAKE3, MERKLE_KECCAK, GRIND, FRI, LOGUP, COMPOSE_INTERP];
 
 #[cfg(test)]
 mod tests {

@@ -66,7 +66,7 @@ pub(super) fn load_kernels(
     let target = Target::Cubin(info.compute_capability.0, info.compute_capability.1);
     let wanted = |m: &&kernels_cuda::Module| match m.name {
         "compose_interp" => with_interpreter,
-        "ntt_warp" => with_warp_ntt,
+        "ntt_warp" | "ntt_warp_lde" => with_warp_ntt,
         _ => true,
     };
     let modules: Vec<&kernels_cuda::Module> = kernels_cuda::MODULES.iter().filter(wanted).collect();
@@ -111,7 +111,8 @@ pub(super) fn tile_log(functions: &HashMap<&'static str, CudaFunction>, wanted: 
 /// Whether the warp NTT's kernels are loaded and may use their tile of
 /// shared memory (above the default 48 KiB).
 pub(super) fn warp_ntt_ready(functions: &HashMap<&'static str, CudaFunction>) -> bool {
-    kernels_cuda::NTT_WARP.kernels.iter().all(|k| {
+    let kernels = kernels_cuda::NTT_WARP.kernels.iter().chain(kernels_cuda::NTT_WARP_LDE.kernels);
+    kernels.into_iter().all(|k| {
         functions.get(k).is_some_and(|f| {
             // SAFETY: a live function handle.
             unsafe {
