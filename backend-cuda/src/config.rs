@@ -43,11 +43,14 @@ pub struct NttTuning {
     /// H200 (docs/gpu/logs/s18/tuning.log).
     pub upload_runs: u32,
     /// Natural-order transforms of 2^20 points (`ntt`, `intt`) as two
-    /// passes of 1024-point transforms held in a warp's registers
-    /// (kernels-cuda's `ntt_warp`; off, its module is not compiled and its
-    /// 8 MiB twiddle table not made): 1.10 ms for 64 columns where the
-    /// shared-memory passes take 2.00 ms on an H100, the cold start
-    /// unchanged (docs/gpu/RESULTS.md section 38).
+    /// passes of 1024-point transforms held in a warp's registers, and
+    /// coset LDEs of 2^20 rows at blowups up to 8 as 2^b of them
+    /// (kernels-cuda's `ntt_warp` and `ntt_warp_lde`; off, neither module
+    /// is compiled nor their tables made). On an H100: 64 columns' NTT in
+    /// 1.07 ms where the shared-memory passes take 2.00 ms, their LDE at
+    /// blowup 2 / 4 / 8 in 4.0-4.1 / 6.3-6.4 / 11.0 ms where the passes
+    /// take 7.2-7.3 / 12.0-12.2 / 21.6-21.8 ms (docs/gpu/RESULTS.md
+    /// section 38).
     pub warp: bool,
 }
 
