@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 
 type Result<T> = std::result::Result<T, BackendError>;
 
-/// log2 of the transforms, and the largest log2 blowup of an LDE.
+/// log2 of the transforms, and the largest log2 blowup of an LDE: a block
+/// of `ntt_warp_lde_a` holds all 2^b cosets of at least one n1.
 const LOG_N: u32 = kernels_cuda::NTT_WARP_LOG_N;
-pub(crate) const MAX_LOG_BLOWUP: u32 = 3;
+pub(crate) const MAX_LOG_BLOWUP: u32 = kernels_cuda::NTT_WARP_WARPS.trailing_zeros();
 
 /// The twiddles of `ntt_warp` (2^20 = 1024 x 1024 points, w = w_(2^20)),
 /// laid out for its reads: `inner` holds w_1024^e, e < 1024, then the same
@@ -76,7 +77,8 @@ impl TwistCache {
             lo.extend(backend_api::ext::powers(a, 1024).into_iter().map(|p| p.value()));
             hi.extend(backend_api::ext::powers(a.pow(1024), 1024).into_iter().map(|p| p.value()));
         }
-        let (lo, hi) = (scope.upload(&lo)?, scope.upload(&hi)?);
+        // Like the table, out of no proof's claim (freed with the scope).
+        let (lo, hi) = (scope.upload_shared(&lo)?, scope.upload_shared(&hi)?);
         let table = scope.alloc_shared(1 << (LOG_N + log_blowup))?;
         let f = scope.dev.func("ntt_warp_twist");
         let args = [table.ptr, lo.ptr, hi.ptr];
@@ -164,8 +166,8 @@ pub(crate) fn natural(
 
 /// The coset LDE of columns `cols` of 2^20 evaluations at blowup 2^b
 /// (b <= MAX_LOG_BLOWUP) into `out` (2^(20+b) a column), through their
-/// coefficients in `coeffs`: the inverse transform, then for every coset
-/// j pass A of the coefficients times `twist` (TwistCache) with its rows
+/// coefficients in `coeffs`: the inverse transform, then one pass A over
+/// every coset j of the coefficients times `twist` (TwistCache), its rows
 /// interleaved in `out`, then pass B in place over rows of 2^(10+b) words.
 pub(crate) fn lde(
     scope: &mut Scope,
@@ -175,6 +177,9 @@ pub(crate) fn lde(
     cols: &Range<usize>,
     (evals, coeffs, out): (Strided, Strided, Strided),
 ) -> Result<()> {
+    if log_blowup > MAX_LOG_BLOWUP {
+        return Err(scope.dev.err(scope.stage, scope.ctx, "the warp LDE takes blowups up to 8"));
+    }
     let t = tables(scope, tw)?;
     let (Strided(c, cs), Strided(o, os)) = (coeffs, out);
     natural(scope, tw, true, cols, evals, Strided(c, cs))?;

@@ -223,8 +223,9 @@ impl CudaBackend {
     }
 
     /// Columns [c0, c0 + cols) of `evals` extended into the same columns
-    /// of `out`: the inverse transform to bit-reversed coefficients
-    /// (unscaled), then the forward one.
+    /// of `out`: on the warp path as `ntt_warp::lde` says, else the inverse
+    /// transform to bit-reversed coefficients (unscaled), then the forward
+    /// one.
     #[allow(clippy::too_many_arguments)]
     fn lde_columns(
         &self,

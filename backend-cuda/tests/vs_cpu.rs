@@ -151,9 +151,10 @@ fn warp_ntt_matches_the_reference() {
 
 /// Coset LDEs of 2^20 rows on the warp NTT (`NttTuning::warp`: 2^b
 /// twisted 2^20-point transforms) and on the shared-memory passes, against
-/// the reference: every blowup the warp path takes (1 to 8), odd widths,
-/// the generator and random shifts, a coset asked for again (its twist
-/// table kept) and after another; and the overlapped upload's LDE.
+/// the reference: every blowup the warp path takes (1 to 8) and 16, which
+/// it leaves to the passes, odd widths, the generator and random shifts, a
+/// coset asked for again (its twist table kept) and with its shift or its
+/// blowup changed; and the overlapped upload's LDE.
 #[test]
 fn warp_lde_matches_the_reference() {
     if gpu().is_none() || max_log() < 20 {
@@ -164,9 +165,20 @@ fn warp_lde_matches_the_reference() {
         config.ntt.warp = warp_on;
         let gpu = CudaBackend::with_config(0, config).expect("a second backend on the device");
         let mut r = rng(16);
-        let s2 = nz(&mut r);
-        let cases =
-            [(0, 3, nz(&mut r)), (1, 1, GENERATOR), (1, 11, GENERATOR), (2, 3, s2), (3, 2, nz(&mut r)), (2, 5, s2)];
+        let (s2, s3) = (nz(&mut r), nz(&mut r));
+        // The twist table is kept per (shift, blowup): asked again, then
+        // with one of the two changed; and 2^4, past the warp path.
+        let cases = [
+            (0, 3, nz(&mut r)),
+            (1, 1, GENERATOR),
+            (1, 11, GENERATOR),
+            (2, 3, s2),
+            (3, 2, s2),
+            (3, 1, s3),
+            (2, 5, s2),
+            (2, 2, s3),
+            (4, 1, s3),
+        ];
         for (log_blowup, w, shift) in cases {
             let cpu = fresh_cpu();
             let m = random_matrix(&mut r, w, 1 << 20);

@@ -151,6 +151,18 @@ pub const MODULES: &[Module] =
 mod tests {
     use super::*;
 
+    /// ntt_warp_b rereads its row length by the PTX name NVVM gives a
+    /// kernel's parameters (`<kernel>_param_<index>`): the index must be
+    /// row_log's place in the signature.
+    #[test]
+    fn ntt_warp_b_rereads_its_row_length_by_the_right_parameter() {
+        let src = NTT_WARP.body;
+        let sig = &src[src.find("void ntt_warp_b(").expect("ntt_warp_b") + 16..];
+        let params: Vec<&str> = sig[..sig.find(')').expect("signature")].split(',').map(str::trim).collect();
+        let at = params.iter().position(|p| p.ends_with(" row_log")).expect("a row_log parameter");
+        assert!(src.contains(&format!("[ntt_warp_b_param_{at}]")), "row_log is parameter {at} of {params:?}");
+    }
+
     #[test]
     fn every_listed_kernel_is_defined_in_its_module() {
         for m in MODULES {

@@ -131,8 +131,9 @@ pub(crate) struct Device {
     /// Most threads of an NTT block (64..=1024; 256 measured fastest on
     /// the H200, docs/gpu/logs/ntt-tuning.log).
     pub(crate) ntt_threads: u32,
-    /// Natural-order 2^20-point transforms through kernels-cuda's
-    /// `ntt_warp` (`NttTuning::warp`, where its kernels loaded).
+    /// Natural-order 2^20-point transforms and coset LDEs of 2^20 rows
+    /// through kernels-cuda's `ntt_warp` and `ntt_warp_lde`
+    /// (`NttTuning::warp`, where their kernels loaded).
     pub(crate) ntt_warp: bool,
     generated: Mutex<HashMap<String, CudaFunction>>,
     /// The claim of each reserved lane (see `CudaBackend::reserve`).
