@@ -93,6 +93,7 @@ impl TwistCache {
 }
 
 /// A matrix's buffer and its column stride in elements.
+#[derive(Clone, Copy)]
 pub(crate) struct Strided<'b>(pub(crate) &'b Arc<DevBuf>, pub(crate) u64);
 
 fn tables<'t>(scope: &Scope, tw: &'t Twiddles) -> Result<&'t WarpTwiddles> {
@@ -159,9 +160,8 @@ pub(crate) fn natural(
     dst: Strided,
 ) -> Result<()> {
     let t = tables(scope, tw)?;
-    let Strided(d, ds) = dst;
-    pass_a(scope, t, inverse, cols, src, Strided(d, ds))?;
-    pass_b(scope, t, inverse, 10, cols, Strided(d, ds))
+    pass_a(scope, t, inverse, cols, src, dst)?;
+    pass_b(scope, t, inverse, 10, cols, dst)
 }
 
 /// The coset LDE of columns `cols` of 2^20 evaluations at blowup 2^b
@@ -178,11 +178,12 @@ pub(crate) fn lde(
     (evals, coeffs, out): (Strided, Strided, Strided),
 ) -> Result<()> {
     if log_blowup > MAX_LOG_BLOWUP {
-        return Err(scope.dev.err(scope.stage, scope.ctx, "the warp LDE takes blowups up to 8"));
+        let msg = format!("the warp LDE takes blowups up to 2^{MAX_LOG_BLOWUP}, not 2^{log_blowup}");
+        return Err(scope.dev.err(scope.stage, scope.ctx, msg));
     }
     let t = tables(scope, tw)?;
+    natural(scope, tw, true, cols, evals, coeffs)?;
     let (Strided(c, cs), Strided(o, os)) = (coeffs, out);
-    natural(scope, tw, true, cols, evals, Strided(c, cs))?;
     let f = scope.dev.func("ntt_warp_lde_a");
     by_columns(cols, |c0, nc| {
         let (src, dst) = (c.ptr + 8 * c0 * cs, o.ptr + 8 * c0 * os);
@@ -190,5 +191,5 @@ pub(crate) fn lde(
         let blocks = (1024u32 << log_blowup) / kernels_cuda::NTT_WARP_WARPS;
         scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[c, o, &t.outer, &t.inner, twist])
     })?;
-    pass_b(scope, t, false, 10 + log_blowup, cols, Strided(o, os))
+    pass_b(scope, t, false, 10 + log_blowup, cols, out)
 }
