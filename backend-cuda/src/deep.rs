@@ -1,7 +1,7 @@
 //! `DeepOps`: out-of-domain values by barycentric evaluation and DEEP
 //! quotients.
 
-use crate::stream::{DevBuf, Scope};
+use crate::stream::{column_runs, DevBuf, Scope};
 use crate::{ext_of, ext_u64, CudaBackend, CudaMatrix};
 use backend_api::memory::{matrix_bytes, OOD_POINTS};
 use backend_api::{validate, BackendError, Coset, Ctx, DeepColumns, DeepOps, DeepPoint, Ext, Result, Stage, F};
@@ -74,8 +74,7 @@ impl DeepOps for CudaBackend {
                 let grid = Self::grid(big.div_ceil(BARY_ROWS) as u64, 128);
                 sc.launch(dev.func("bary_weights"), grid, 128, 0, &args, &[&weights, &tw.fwd])?;
             }
-            for c0 in (0..w).step_by(65535) {
-                let nc = (w - c0).min(65535);
+            for (c0, nc) in column_runs(0..w) {
                 let args = [
                     m.buf.at((c0 * big) << log_stride),
                     weights.ptr,
@@ -85,7 +84,7 @@ impl DeepOps for CudaBackend {
                     partial.at(c0 * slices * 3 * np),
                 ];
                 let bufs = [&m.buf, &weights, &partial];
-                sc.launch(dev.func("bary_partial"), (slices as u32, nc as u32, 1), 256, 0, &args, &bufs)?;
+                sc.launch(dev.func("bary_partial"), (slices as u32, nc, 1), 256, 0, &args, &bufs)?;
             }
             let part = Self::download_u64(&mut sc, &partial, 0, w * slices * 3 * np)?;
             for (k, &(p, z)) in batch.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! twiddle tables every transform reads.
 
 use crate::ntt_warp::{self, Strided, WarpTwiddles};
-use crate::stream::{DevBuf, Scope};
+use crate::stream::{column_runs, DevBuf, Scope};
 use backend_api::{BackendError, F};
 use std::sync::{Arc, Mutex};
 
@@ -179,8 +179,7 @@ pub(crate) fn run(
         let blocks = 1u64 << (log_n - e_log);
         let ld = if idx == 0 { load } else { Load::plain(dst, dst_stride) };
         let scale = if idx == last { store_scale } else { F::ONE };
-        for c0 in (0..cols).step_by(65535) {
-            let nc = (cols - c0).min(65535);
+        for (c0, nc) in column_runs(0..cols) {
             let args = [
                 ld.ptr + 8 * c0 as u64 * ld.stride,
                 dst + 8 * c0 as u64 * dst_stride,
@@ -207,7 +206,7 @@ pub(crate) fn run(
             if blocks > u32::MAX as u64 / 2 {
                 return Err(dev.err(scope.stage, scope.ctx, "transform too large"));
             }
-            scope.launch(f, (blocks as u32, nc as u32, 1), threads, 8 << e_log, &args, &bufs)?;
+            scope.launch(f, (blocks as u32, nc, 1), threads, 8 << e_log, &args, &bufs)?;
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! blowups up to 8 as 2^b twisted 2^20-point transforms. Their tables.
 
 use crate::ntt::Twiddles;
-use crate::stream::{DevBuf, Scope};
+use crate::stream::{column_runs, DevBuf, Scope};
 use backend_api::{BackendError, F};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -96,14 +96,15 @@ impl TwistCache {
 #[derive(Clone, Copy)]
 pub(crate) struct Strided<'b>(pub(crate) &'b Arc<DevBuf>, pub(crate) u64);
 
-fn tables<'t>(scope: &Scope, tw: &'t Twiddles) -> Result<&'t WarpTwiddles> {
-    tw.warp.as_ref().ok_or_else(|| scope.dev.err(scope.stage, scope.ctx, "the warp NTT's twiddles were not made"))
+impl Strided<'_> {
+    /// The address of column `c`.
+    fn at(&self, c: usize) -> u64 {
+        self.0.ptr + 8 * c as u64 * self.1
+    }
 }
 
-/// Columns `cols` in launches of at most 65,535 (the grid's y limit):
-/// `launch(first column, columns)`.
-fn by_columns(cols: &Range<usize>, mut launch: impl FnMut(u64, u32) -> Result<()>) -> Result<()> {
-    cols.clone().step_by(65535).try_for_each(|c0| launch(c0 as u64, (cols.end - c0).min(65535) as u32))
+fn tables<'t>(scope: &Scope, tw: &'t Twiddles) -> Result<&'t WarpTwiddles> {
+    tw.warp.as_ref().ok_or_else(|| scope.dev.err(scope.stage, scope.ctx, "the warp NTT's twiddles were not made"))
 }
 
 const THREADS: u32 = 32 * kernels_cuda::NTT_WARP_WARPS;
@@ -119,13 +120,13 @@ fn pass_a(
     from: Strided,
     to: Strided,
 ) -> Result<()> {
-    let (Strided(src, ss), Strided(dst, ds)) = (from, to);
     let f = scope.dev.func("ntt_warp_a");
-    by_columns(cols, |c0, nc| {
-        let args = [src.ptr + 8 * c0 * ss, ss, dst.ptr + 8 * c0 * ds, ds, t.outer.ptr, t.inner.ptr, reverse as u64];
-        let blocks = 1024 / kernels_cuda::NTT_WARP_WARPS;
-        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[src, dst, &t.outer, &t.inner])
-    })
+    let blocks = 1024 / kernels_cuda::NTT_WARP_WARPS;
+    for (c0, nc) in column_runs(cols.clone()) {
+        let args = [from.at(c0), from.1, to.at(c0), to.1, t.outer.ptr, t.inner.ptr, reverse as u64];
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[from.0, to.0, &t.outer, &t.inner])?;
+    }
+    Ok(())
 }
 
 /// Pass B in place over rows of 2^row_log words; `scaled`: the inverse's
@@ -138,14 +139,14 @@ fn pass_b(
     cols: &Range<usize>,
     data: Strided,
 ) -> Result<()> {
-    let Strided(buf, stride) = data;
     let f = scope.dev.func("ntt_warp_b");
     let inner = t.inner.ptr + if scaled { 8 * 1024 } else { 0 };
-    by_columns(cols, |c0, nc| {
-        let args = [buf.ptr + 8 * c0 * stride, stride, inner, row_log as u64];
-        let blocks = (1u32 << row_log) / kernels_cuda::NTT_WARP_WARPS;
-        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[buf, &t.inner])
-    })
+    let blocks = (1u32 << row_log) / kernels_cuda::NTT_WARP_WARPS;
+    for (c0, nc) in column_runs(cols.clone()) {
+        let args = [data.at(c0), data.1, inner, row_log as u64];
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[data.0, &t.inner])?;
+    }
+    Ok(())
 }
 
 /// Natural-order forward or inverse transforms of 2^20 points, columns
@@ -183,13 +184,12 @@ pub(crate) fn lde(
     }
     let t = tables(scope, tw)?;
     natural(scope, tw, true, cols, evals, coeffs)?;
-    let (Strided(c, cs), Strided(o, os)) = (coeffs, out);
     let f = scope.dev.func("ntt_warp_lde_a");
-    by_columns(cols, |c0, nc| {
-        let (src, dst) = (c.ptr + 8 * c0 * cs, o.ptr + 8 * c0 * os);
-        let args = [src, cs, dst, os, t.outer.ptr, t.inner.ptr, twist.ptr, log_blowup as u64];
-        let blocks = (1024u32 << log_blowup) / kernels_cuda::NTT_WARP_WARPS;
-        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[c, o, &t.outer, &t.inner, twist])
-    })?;
+    let blocks = (1024u32 << log_blowup) / kernels_cuda::NTT_WARP_WARPS;
+    for (c0, nc) in column_runs(cols.clone()) {
+        let args = [coeffs.at(c0), coeffs.1, out.at(c0), out.1, t.outer.ptr, t.inner.ptr, twist.ptr, log_blowup as u64];
+        let bufs = [coeffs.0, out.0, &t.outer, &t.inner, twist];
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &bufs)?;
+    }
     pass_b(scope, t, false, 10 + log_blowup, cols, out)
 }

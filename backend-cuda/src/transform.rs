@@ -3,7 +3,7 @@
 
 use crate::ntt::{self, Load, Touches, Twiddles};
 use crate::ntt_warp::{self, Strided};
-use crate::stream::{DevBuf, Scope};
+use crate::stream::{column_runs, DevBuf, Scope};
 use crate::{CudaBackend, CudaMatrix};
 use backend_api::memory::matrix_bytes;
 use backend_api::{validate, ColMatrix, Ctx, NttOps, Result, Stage, F};
@@ -46,10 +46,9 @@ impl NttOps for CudaBackend {
         let tw = self.twiddles(&mut s, log_n)?;
         let buf = &evals.buf;
         let permute = s.dev.func("bitrev_permute");
-        for c0 in (0..w).step_by(65535) {
-            let nc = (w - c0).min(65535);
+        for (c0, nc) in column_runs(0..w) {
             let args = [buf.at(c0 * n), log_n as u64, nc as u64];
-            let grid = (Self::grid(n as u64, 256).0, nc as u32, 1);
+            let grid = (Self::grid(n as u64, 256).0, nc, 1);
             let launched = s.launch(permute, grid, 256, 0, &args, &[buf]);
             // The first launch declines before it writes; later ones do not.
             launched.map_err(|e| if c0 == 0 { e } else { e.input_lost(stage, ctx.table) })?;

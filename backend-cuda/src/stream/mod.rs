@@ -285,9 +285,23 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// Columns [range) in runs of at most 65,535, the grid's y limit a launch
+/// (one column a grid row): (first column, columns) each.
+pub(crate) fn column_runs(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, u32)> {
+    let end = range.end;
+    range.step_by(65535).map(move |c0| (c0, (end - c0).min(65535) as u32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_runs_cover_the_range_in_grid_sized_runs() {
+        assert_eq!(column_runs(0..3).collect::<Vec<_>>(), [(0, 3)]);
+        assert_eq!(column_runs(5..70_000).collect::<Vec<_>>(), [(5, 65535), (65540, 4460)]);
+        assert_eq!(column_runs(4..4).count(), 0);
+    }
 
     #[test]
     fn lanes_spread_over_the_streams_and_no_lane_is_stream_0() {
