@@ -119,6 +119,13 @@ fn ntt_and_intt_match() {
     }
 }
 
+/// Another backend on the device, with the warp NTT on or off.
+fn with_warp_ntt(on: bool) -> CudaBackend {
+    let mut config = backend_cuda::CudaConfig::default();
+    config.ntt.warp = on;
+    CudaBackend::with_config(0, config).expect("a second backend on the device")
+}
+
 /// Both paths of 2^20-point natural-order transforms, the warp-register
 /// NTT (`NttTuning::warp`, on by default) and the shared-memory passes,
 /// both ways against the reference at widths of one column, an odd few,
@@ -130,9 +137,7 @@ fn warp_ntt_matches_the_reference() {
         return;
     }
     for warp_on in [true, false] {
-        let mut config = backend_cuda::CudaConfig::default();
-        config.ntt.warp = warp_on;
-        let gpu = CudaBackend::with_config(0, config).expect("a second backend on the device");
+        let gpu = with_warp_ntt(warp_on);
         let mut r = rng(15);
         for (log, w) in [(20, 1), (20, 3), (20, 11), (19, 2)] {
             let cpu = fresh_cpu();
@@ -161,9 +166,7 @@ fn warp_lde_matches_the_reference() {
         return;
     }
     for warp_on in [true, false] {
-        let mut config = backend_cuda::CudaConfig::default();
-        config.ntt.warp = warp_on;
-        let gpu = CudaBackend::with_config(0, config).expect("a second backend on the device");
+        let gpu = with_warp_ntt(warp_on);
         let mut r = rng(16);
         let (s2, s3) = (nz(&mut r), nz(&mut r));
         // The twist table is kept per (shift, blowup): asked again, then
