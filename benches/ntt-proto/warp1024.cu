@@ -25,15 +25,7 @@
 // The backend's own 2^20 transform (its no-scratch passes), timed beside these.
 #include "../../kernels-cuda/src/cuda/ntt_warp.cuh"
 #include "../../kernels-cuda/src/cuda/ntt_warp.cu"
-
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess) {                                                      \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "host.h"
 
 // The 32-point DFTs run with w' = 2^E32. Kiln's w_32 = w_1024^32 is
 // 2^78; with OMEGA6 they use w' = 2^6 instead, whose products by smaller
@@ -295,36 +287,6 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS, MINB)
     tile_store(tile, out + col + k2_0);
 }
 
-
-// Host arithmetic for the reference.
-static const u64 P = 0xFFFFFFFF00000001ull;
-static u64 hmul(u64 a, u64 b) { return (u64)((unsigned __int128)a * b % P); }
-static u64 hadd(u64 a, u64 b) { return (u64)(((unsigned __int128)a + b) % P); }
-
-
-// The host's radix-2 transform: X[k] = sum_n x[n] w^(nk), natural order.
-static void host_ntt(std::vector<u64>& a, u64 w) {
-    const size_t n = a.size();
-    for (size_t i = 1, j = 0; i < n; i++) {
-        size_t bit = n >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) std::swap(a[i], a[j]);
-    }
-    for (size_t len = 2; len <= n; len <<= 1) {
-        u64 wl = w;
-        for (size_t m = n / len; m > 1; m >>= 1) wl = hmul(wl, wl);
-        for (size_t i = 0; i < n; i += len) {
-            u64 t = 1;
-            for (size_t j = 0; j < len / 2; j++) {
-                u64 x = a[i + j], y = hmul(a[i + j + len / 2], t);
-                a[i + j] = hadd(x, y);
-                a[i + j + len / 2] = hadd(x, P - y);
-                t = hmul(t, wl);
-            }
-        }
-    }
-}
 
 int main(int argc, char** argv) {
     const u32 count = argc > 1 ? (u32)atoi(argv[1]) : 65536;
