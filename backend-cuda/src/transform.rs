@@ -191,9 +191,7 @@ impl CudaBackend {
         };
         Ok(Lde { log_n, log_blowup, work })
     }
-}
 
-impl CudaBackend {
     /// Uploads `evals` and extends it on `s`, a run of columns at a time as
     /// each lands; `after_run(s, lde, columns)` once the extension of the
     /// first `columns` columns is queued. Returns the upload and its LDE.
