@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Kiln's Keccak-256 leaves and permutation beside ICICLE v2's (peer.cu),
+# built with nvcc on the GPU machine. ICICLE's source is not in this
+# repository: put the two files it needs under DIR first (here, where git
+# can reach GitHub; .gpu-run is carried to the GPU machine):
+#   git -C <clone of ingonyama-zk/icicle> archive 9c9e76490 \
+#       icicle/src/hash/keccak/kernels.cu icicle/include/gpu-utils/modifiers.cuh | tar -x -C .gpu-run/icicle
+# Then, on the GPU machine, from the repository root:
+#   bash benches/keccak-peer/run.sh [DIR] [LOG_ROWS] [REPS]   (defaults .gpu-run/icicle, 21, 16)
+# Prints one markdown table, and the SASS instruction mix of each kernel.
+# NVCC_FLAGS=-DKILN_KECCAK='"PATH"' times another keccak.cuh of ours in
+# place of the checkout's.
+set -euo pipefail
+DIR=${1:-.gpu-run/icicle}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+ARCH=${ARCH:-sm_90}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+FLAGS=(${NVCC_FLAGS:-} -O3 -std=c++17 -arch="$ARCH" -I"$DIR/icicle/include" -DICICLE_KECCAK="\"$(realpath "$DIR")/icicle/src/hash/keccak/kernels.cu\"")
+"$NVCC" "${FLAGS[@]}" -cubin -o "$W/k.cubin" benches/keccak-peer/peer.cu
+/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 -c '
+import re, sys, collections
+name, counts = None, collections.Counter()
+def flush():
+    if name and ("permute" in name or "leaves" in name or "hash_blocks" in name):
+        print(name[:50], "SASS", sum(counts.values()), " ".join(f"{k}={counts[k]}" for k in ("LOP3", "SHF", "IMAD", "IADD3", "MOV", "LDG", "STL", "LDL")))
+for line in sys.stdin:
+    m = re.search(r"Function : (\S+)", line)
+    if m:
+        flush(); name, counts = m.group(1), collections.Counter(); continue
+    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
+    if m:
+        counts[m.group(1)] += 1
+flush()
+'
+"$NVCC" "${FLAGS[@]}" -o "$W/peer" benches/keccak-peer/peer.cu
+"$W/peer" "${2:-21}" "${3:-16}"
