@@ -1,11 +1,12 @@
 //! The Goldilocks operations that `field.cuh` writes as PTX carry chains,
 //! run on the host by a small interpreter of the PTX they contain and
-//! compared with 128-bit integer arithmetic. CI has no GPU; this checks the
-//! exact asm text the device compiles, on edge values and random inputs.
+//! compared with 128-bit integer arithmetic; likewise `keccak.cuh`'s
+//! three-input XOR. CI has no GPU; this checks the exact asm text the
+//! device compiles, on edge values and random inputs.
 
 use std::collections::HashMap;
 
-use kernels_cuda::FIELD_H;
+use kernels_cuda::{FIELD_H, KECCAK_H};
 
 const P: u64 = 0xFFFF_FFFF_0000_0001;
 
@@ -14,11 +15,17 @@ fn asm_block(name: &str) -> Vec<String> {
     asm_blocks(name).swap_remove(0)
 }
 
-/// The PTX lines of each asm block in the device function `name`, in
-/// source order (a function may pick one by a constant argument).
+/// The PTX lines of each asm block in `field.cuh`'s device function
+/// `name`, in source order (a function may pick one by a constant
+/// argument).
 fn asm_blocks(name: &str) -> Vec<Vec<String>> {
-    let start = FIELD_H.find(&format!(" {name}(")).unwrap_or_else(|| panic!("{name} not found in field.cuh"));
-    let body = &FIELD_H[start..];
+    asm_blocks_in(FIELD_H, name)
+}
+
+/// The same for a function of the header text `header`.
+fn asm_blocks_in(header: &str, name: &str) -> Vec<Vec<String>> {
+    let start = header.find(&format!(" {name}(")).unwrap_or_else(|| panic!("{name} not found"));
+    let body = &header[start..];
     let body = &body[..body.find("\n}\n").expect("no end of function")];
     let mut blocks = Vec::new();
     let mut rest = body;
@@ -129,6 +136,13 @@ fn exec(lines: &[String], ops: &[(&str, u64)]) -> HashMap<String, u64> {
                 assert_eq!(op, "setp.ne.u32", "unsupported {line}");
                 regs.insert(ops[0].into(), u64::from(src[0] != src[1]));
                 continue;
+            }
+            // Any three-input function by its truth table: bit i of the
+            // result is bit (a_i b_i c_i, as a binary number) of the table.
+            "lop3" => {
+                let table = src[3];
+                let bit = |i: u32| (table >> ((src[0] >> i & 1) << 2 | (src[1] >> i & 1) << 1 | (src[2] >> i & 1))) & 1;
+                (0..32).fold(0u64, |word, i| word | bit(i) << i) as i128
             }
             "selp" => {
                 let v = if src[2] != 0 { src[0] } else { src[1] };
@@ -291,4 +305,34 @@ fn the_interpreter_sees_a_dropped_borrow_fix_in_f_shl() {
         .filter(|&(x, _)| exec(&block, &[("%1", x), ("%2", 8)])["%0"] as u128 != x as u128 * pow % P as u128)
         .count();
     assert!(wrong > 0);
+}
+
+#[test]
+fn keccak_xor3_asm_is_the_xor_of_its_three_words() {
+    let lines = asm_blocks_in(KECCAK_H, "k_xor3").swap_remove(0);
+    // The low halves of a, b, c in %2-%4, the high in %5-%7; the result's
+    // low half in %0, its high in %1.
+    let lo = |v: u64| v & 0xFFFF_FFFF;
+    let mut bad = Vec::new();
+    for (i, (a, b)) in inputs(false).into_iter().enumerate() {
+        let c = a.rotate_left(i as u32 % 64) ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let ops = [("%2", lo(a)), ("%3", lo(b)), ("%4", lo(c)), ("%5", a >> 32), ("%6", b >> 32), ("%7", c >> 32)];
+        let regs = exec(&lines, &ops);
+        let got = regs["%1"] << 32 | regs["%0"];
+        if got != a ^ b ^ c {
+            bad.push((a, b, c, got));
+        }
+    }
+    assert!(bad.is_empty(), "k_xor3: {} wrong, first {:x?}", bad.len(), &bad[..bad.len().min(4)]);
+}
+
+#[test]
+fn the_interpreter_reads_a_lop3_truth_table() {
+    // Chi's a ^ (~b & c) is table 0xD2; majority is 0xE8.
+    let chi = vec!["lop3.b32 %0, %1, %2, %3, 0xD2".to_string()];
+    let maj = vec!["lop3.b32 %0, %1, %2, %3, 0xE8".to_string()];
+    let (a, b, c) = (0xF0F0_1234u64, 0xFF00_ABCDu64, 0x0FF0_5A5Au64);
+    let ops = [("%1", a), ("%2", b), ("%3", c)];
+    assert_eq!(exec(&chi, &ops)["%0"], a ^ (!b & c & 0xFFFF_FFFF));
+    assert_eq!(exec(&maj, &ops)["%0"], (a & b) | (a & c) | (b & c));
 }

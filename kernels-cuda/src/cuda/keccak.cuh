@@ -13,8 +13,9 @@ __device__ __forceinline__ u64 k_rotl(u64 x, int n) { return (x << n) | (x >> (6
 
 // a ^ b ^ c as one LOP3 a half: left to itself the compiler forms theta's
 // d = c[x - 1] ^ rot(c[x + 1], 1) first, a LOP3 more a half for each x
-// (a round of 194 integer instructions, 180 so). The host build of the
-// Merkle tests takes the plain form.
+// (a round of 194 integer instructions, 180 so). tests/field_asm.rs runs
+// this asm on the host; the host build of the Merkle tests takes the
+// plain form.
 __device__ __forceinline__ u64 k_xor3(u64 a, u64 b, u64 c) {
 #ifdef __CUDA_ARCH__
     u32 lo, hi;
