@@ -68,8 +68,9 @@ impl NttOps for CudaBackend {
         let log_big = log_n + log_blowup;
         let tw = self.twiddles(&mut s, log_big)?;
         let (n, w) = (evals.height, evals.width);
-        let lde = self.lde(&mut s, &tw, log_n, log_blowup, w, shift)?;
+        // The output before the scratch, as in `upload_extend`.
         let out = s.alloc((n << log_blowup) * w)?;
+        let lde = self.lde(&mut s, &tw, log_n, log_blowup, w, shift)?;
         self.lde_columns(&mut s, &tw, &lde, &evals.buf, &out, 0, w)?;
         Ok(Self::matrix(out, n << log_blowup, w))
     }
@@ -101,9 +102,10 @@ impl NttOps for CudaBackend {
         let mut s = self.scope(stage, ctx)?;
         let tw = self.twiddles(&mut s, log_n + log_blowup)?;
         let mode = if self.skip_zero_levels { 3 } else { 5 };
-        let twist = Twist::new(&mut s, log_n, shift, F::ONE)?;
         let (n, w) = (coeffs.height, coeffs.width);
+        // The output before the tables, as in `upload_extend`.
         let out = s.alloc((n << log_blowup) * w)?;
+        let twist = Twist::new(&mut s, log_n, shift, F::ONE)?;
         self.expand(&mut s, &tw, &twist, &coeffs.buf, &out, (log_n, log_blowup, 0, w), mode)?;
         Ok(Self::matrix(out, n << log_blowup, w))
     }
@@ -206,9 +208,13 @@ impl CudaBackend {
         let (n, w) = (evals.height(), evals.width());
         let log_n = n.trailing_zeros();
         let tw = self.twiddles(s, log_n + log_blowup)?;
+        // The output first: asked for after the scratch, the pool would
+        // often carve the scratch out of the block a previous output freed
+        // and map fresh memory for this one, 0.5-6 ms on the host before the
+        // first launch (`ntt_io`, RESULTS 39).
+        let out = s.alloc((n << log_blowup) * w)?;
         let trace = s.alloc(n * w)?;
         let lde = self.lde(s, &tw, log_n, log_blowup, w, shift)?;
-        let out = s.alloc((n << log_blowup) * w)?;
         // About `upload_runs` runs, each at most 64 MiB.
         let run_columns = ((n * w / self.upload_runs).min(OVERLAP_RUN_ELEMS) / n).max(1);
         let data: &[u64] = bytemuck::cast_slice(evals.data());

@@ -100,13 +100,31 @@ fn time_pass(gpu: &CudaBackend, input: &ColMatrix, dir: &Path, pass: u32) -> Res
     let mut text = String::new();
     for (key, lb) in OPS {
         gpu.time(|g| apply(g, &ctx, &m, lb)).map_err(e)?;
+        // Each call's device time, and the host's time until it returned
+        // (its set-up and launches; the events span both).
+        let mut host = Vec::with_capacity(REPS);
         let mut v: Vec<f64> = (0..REPS)
-            .map(|_| gpu.time(|g| apply(g, &ctx, &m, lb)).map(|t| f64::from(t.ms)))
+            .map(|_| {
+                let t0 = std::time::Instant::now();
+                let timed = gpu.time(|g| {
+                    let r = apply(g, &ctx, &m, lb);
+                    host.push(benches::ms(t0.elapsed()));
+                    r
+                });
+                timed.map(|t| f64::from(t.ms))
+            })
             .collect::<Result<_, _>>()
             .map_err(e)?;
         v.sort_by(f64::total_cmp);
+        host.sort_by(f64::total_cmp);
         let ms = v[REPS / 2];
-        println!("kiln   {key:<10} {ms:8.3} ms");
+        println!(
+            "kiln   {key:<10} {ms:8.3} ms  (fastest {:.3}, slowest {:.3}; host until the call returned {:.3}, slowest {:.3})",
+            v[0],
+            v[REPS - 1],
+            host[REPS / 2],
+            host[REPS - 1]
+        );
         text += &format!("{key} {ms}\n");
         out.insert(key.to_string(), ms);
     }
