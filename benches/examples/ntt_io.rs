@@ -3,7 +3,9 @@
 //! Kiln's CUDA NTT and coset LDEs on them (pass A); `check` times them
 //! again (the closing A of A B B A), compares Kiln's outputs with the
 //! samples sppark wrote, and prints both sides with ours / sppark.
-//! CUDA events, median of 15 after a warm-up, data on the device.
+//! CUDA events, median of 15 after a warm-up, data on the device; each
+//! op's line also gives its fastest and slowest call, and how long the
+//! host took until a call returned (the events span that too).
 //!
 //! ntt_io prep DIR [LOG_N] [WIDTH]      (defaults 20, 64)
 //! ntt_io check DIR
