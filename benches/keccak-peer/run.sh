@@ -18,20 +18,6 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 FLAGS=(${NVCC_FLAGS:-} -O3 -std=c++17 -arch="$ARCH" -I"$DIR/icicle/include" -DICICLE_KECCAK="\"$(realpath "$DIR")/icicle/src/hash/keccak/kernels.cu\"")
 "$NVCC" "${FLAGS[@]}" -cubin -o "$W/k.cubin" benches/keccak-peer/peer.cu
-/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 -c '
-import re, sys, collections
-name, counts = None, collections.Counter()
-def flush():
-    if name and ("permute" in name or "leaves" in name or "hash_blocks" in name):
-        print(name[:50], "SASS", sum(counts.values()), " ".join(f"{k}={counts[k]}" for k in ("LOP3", "SHF", "IMAD", "IADD3", "MOV", "LDG", "STL", "LDL")))
-for line in sys.stdin:
-    m = re.search(r"Function : (\S+)", line)
-    if m:
-        flush(); name, counts = m.group(1), collections.Counter(); continue
-    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
-    if m:
-        counts[m.group(1)] += 1
-flush()
-'
+/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 benches/sass_mix.py permute leaves hash_blocks
 "$NVCC" "${FLAGS[@]}" -o "$W/peer" benches/keccak-peer/peer.cu
 "$W/peer" "${2:-21}" "${3:-16}"

@@ -11,21 +11,6 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 "$NVCC" --version | tail -1
 "$NVCC" -O3 -std=c++17 -arch="$ARCH" -Xptxas -v -cubin -o "$W/k.cubin" benches/keccak-rot/keccak_rot.cu
-/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 -c '
-import re, sys, collections
-name, counts = None, collections.Counter()
-def flush():
-    if name:
-        tot = sum(counts.values())
-        print(name[:60], "total", tot, " ".join(f"{k}={counts[k]}" for k in ("SHF", "LOP3", "IMAD", "IADD3", "MOV", "PRMT")))
-for line in sys.stdin:
-    m = re.search(r"Function : (\S+)", line)
-    if m:
-        flush(); name, counts = m.group(1), collections.Counter(); continue
-    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
-    if m:
-        counts[m.group(1)] += 1
-flush()
-'
+/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 benches/sass_mix.py
 "$NVCC" -O3 -std=c++17 -arch="$ARCH" -o "$W/keccak_rot" benches/keccak-rot/keccak_rot.cu
 "$W/keccak_rot" "${1:-20}" "${2:-16}"
