@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sass_mix.py [SUBSTRING...] < cuobjdump -sass output: each kernel's SASS
-instruction count and its mix of the opcodes that matter to the integer
-and multiply-add pipes, for the peer and prototype scripts under benches/.
+instruction count and how many of them are the integer and multiply-add
+pipes' opcodes, global loads and local spills, for the peer and prototype
+scripts under benches/.
 With SUBSTRINGs, only kernels whose mangled name contains one of them."""
 import collections
 import re
@@ -24,7 +25,7 @@ for line in sys.stdin:
         flush()
         name, counts = m.group(1), collections.Counter()
         continue
-    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
+    m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
     if m:
         counts[m.group(1)] += 1
 flush()

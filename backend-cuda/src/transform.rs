@@ -208,10 +208,9 @@ impl CudaBackend {
         let (n, w) = (evals.height(), evals.width());
         let log_n = n.trailing_zeros();
         let tw = self.twiddles(s, log_n + log_blowup)?;
-        // The output first: asked for after the scratch, the pool would
-        // often carve the scratch out of the block a previous output freed
-        // and map fresh memory for this one, 0.5-6 ms on the host before the
-        // first launch (`ntt_io`, RESULTS 39).
+        // The output first: asked for after the scratch, its allocation
+        // often waited 0.5-6 ms on the host for the pool to map memory,
+        // likely because the scratch had taken a previous output's block.
         let out = s.alloc((n << log_blowup) * w)?;
         let trace = s.alloc(n * w)?;
         let lde = self.lde(s, &tw, log_n, log_blowup, w, shift)?;

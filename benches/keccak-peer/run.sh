@@ -3,13 +3,14 @@
 # built with nvcc on the GPU machine. ICICLE's source is not in this
 # repository: put the two files it needs under DIR first (here, where git
 # can reach GitHub; .gpu-run is carried to the GPU machine):
-#   git -C <clone of ingonyama-zk/icicle> archive 9c9e76490 \
+#   mkdir -p .gpu-run/icicle && git -C <clone of ingonyama-zk/icicle> archive 9c9e76490 \
 #       icicle/src/hash/keccak/kernels.cu icicle/include/gpu-utils/modifiers.cuh | tar -x -C .gpu-run/icicle
 # Then, on the GPU machine, from the repository root:
 #   bash benches/keccak-peer/run.sh [DIR] [LOG_ROWS] [REPS]   (defaults .gpu-run/icicle, 21, 16)
 # Prints one markdown table, and the SASS instruction mix of each kernel.
 # NVCC_FLAGS=-DKILN_KECCAK='"PATH"' times another keccak.cuh of ours in
-# place of the checkout's.
+# place of the checkout's (an absolute PATH without spaces: a quoted
+# include is found relative to peer.cu).
 set -euo pipefail
 DIR=${1:-.gpu-run/icicle}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
@@ -18,6 +19,6 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 FLAGS=(${NVCC_FLAGS:-} -O3 -std=c++17 -arch="$ARCH" -I"$DIR/icicle/include" -DICICLE_KECCAK="\"$(realpath "$DIR")/icicle/src/hash/keccak/kernels.cu\"")
 "$NVCC" "${FLAGS[@]}" -cubin -o "$W/k.cubin" benches/keccak-peer/peer.cu
-/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 benches/sass_mix.py permute leaves hash_blocks
+"$(dirname "$NVCC")/cuobjdump" -sass "$W/k.cubin" | python3 benches/sass_mix.py permute leaves hash_blocks
 "$NVCC" "${FLAGS[@]}" -o "$W/peer" benches/keccak-peer/peer.cu
 "$W/peer" "${2:-21}" "${3:-16}"

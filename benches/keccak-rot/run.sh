@@ -11,6 +11,6 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 "$NVCC" --version | tail -1
 "$NVCC" -O3 -std=c++17 -arch="$ARCH" -Xptxas -v -cubin -o "$W/k.cubin" benches/keccak-rot/keccak_rot.cu
-/usr/local/cuda/bin/cuobjdump -sass "$W/k.cubin" | python3 benches/sass_mix.py
+"$(dirname "$NVCC")/cuobjdump" -sass "$W/k.cubin" | python3 benches/sass_mix.py
 "$NVCC" -O3 -std=c++17 -arch="$ARCH" -o "$W/keccak_rot" benches/keccak-rot/keccak_rot.cu
 "$W/keccak_rot" "${1:-20}" "${2:-16}"

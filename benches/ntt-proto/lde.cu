@@ -118,6 +118,8 @@ static int run(u32 cols) {
     CHECK(cudaEventCreate(&e1));
     float slowest = 0;
     auto time = [&](auto f) {
+        f();  // a warm-up call, untimed
+        CHECK(cudaDeviceSynchronize());
         std::vector<float> ms;
         for (int i = 0; i < 15; i++) {
             CHECK(cudaEventRecord(e0));
@@ -137,27 +139,31 @@ static int run(u32 cols) {
     CHECK(cudaGetLastError());
     printf("LDE 2^20 x %u, blowup %u: %.3f ms (iNTT %.3f, coset passes A %.3f, B %.3f; median of 15); check %s\n", cols,
            1u << B, all, ti, ta, tb, bad ? "FAILED" : "ok (coefficients and 16 LDE values of two columns)");
-    // As the backend allocates: the coefficients and the output from the
-    // device's stream-ordered pool each call, freed after it, with the
-    // pool's release threshold at its largest and then at 0 (memory handed
-    // back at every synchronisation).
+    // The coefficients and the output from the device's stream-ordered
+    // pool each call, freed after it: the scratch first (the backend's order
+    // before f0ea7ff) or the output first (since), with the pool's release
+    // threshold at its largest (the backend's setting) and at 0 (memory
+    // handed back at every synchronisation).
     cudaMemPool_t pool;
     CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
     for (u64 threshold : {~0ull, 0ull}) {
         CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
-        const float pooled = time([&] {
-            u64 *c, *o;
-            CHECK(cudaMallocAsync(&c, n * cols * 8, 0));
-            CHECK(cudaMallocAsync(&o, big * cols * 8, 0));
-            ntt_warp_a<<<g_n, th, smem>>>(d_x, n, c, n, d_outer, d_inner, 1);
-            ntt_warp_b<<<g_n, th, smem>>>(c, n, d_inner + 1024, 10);
-            ntt_warp_lde_a<<<g_a, th, smem>>>(c, n, o, big, d_outer, d_inner, d_twist, B);
-            ntt_warp_b<<<g_big, th, smem>>>(o, big, d_inner, 10 + B);
-            CHECK(cudaFreeAsync(c, 0));
-            CHECK(cudaFreeAsync(o, 0));
-        });
-        printf("  the same from the pool, release threshold %s: median %.3f ms, slowest %.3f\n",
-               threshold ? "max" : "0", pooled, slowest);
+        for (bool out_first : {false, true}) {
+            const float pooled = time([&] {
+                u64 *c, *o;
+                if (out_first) CHECK(cudaMallocAsync(&o, big * cols * 8, 0));
+                CHECK(cudaMallocAsync(&c, n * cols * 8, 0));
+                if (!out_first) CHECK(cudaMallocAsync(&o, big * cols * 8, 0));
+                ntt_warp_a<<<g_n, th, smem>>>(d_x, n, c, n, d_outer, d_inner, 1);
+                ntt_warp_b<<<g_n, th, smem>>>(c, n, d_inner + 1024, 10);
+                ntt_warp_lde_a<<<g_a, th, smem>>>(c, n, o, big, d_outer, d_inner, d_twist, B);
+                ntt_warp_b<<<g_big, th, smem>>>(o, big, d_inner, 10 + B);
+                CHECK(cudaFreeAsync(c, 0));
+                CHECK(cudaFreeAsync(o, 0));
+            });
+            printf("  the same from the pool, %s first, release threshold %s: median %.3f ms, slowest %.3f\n",
+                   out_first ? "output" : "scratch", threshold ? "max" : "0", pooled, slowest);
+        }
     }
     for (u64* p : {d_x, d_c, d_out, d_table, d_inner, d_outer, d_twist, d_lo, d_hi}) CHECK(cudaFree(p));
     return bad != 0;

@@ -311,7 +311,17 @@ fn the_interpreter_sees_a_dropped_borrow_fix_in_f_shl() {
 fn keccak_xor3_asm_is_the_xor_of_its_three_words() {
     let lines = asm_blocks_in(KECCAK_H, "k_xor3").swap_remove(0);
     // The low halves of a, b, c in %2-%4, the high in %5-%7; the result's
-    // low half in %0, its high in %1.
+    // low half in %0, its high in %1. The function's operand lists and its
+    // return must say the same.
+    let f = &KECCAK_H[KECCAK_H.find(" k_xor3(").expect("k_xor3 in keccak.cuh")..];
+    let f = &f[..f.find("\n}\n").expect("end of k_xor3")];
+    for binding in [
+        r#": "=r"(lo), "=r"(hi)"#,
+        r#": "r"((u32)a), "r"((u32)b), "r"((u32)c), "r"((u32)(a >> 32)), "r"((u32)(b >> 32)), "r"((u32)(c >> 32)));"#,
+        "return ((u64)hi << 32) | lo;",
+    ] {
+        assert!(f.contains(binding), "k_xor3 no longer binds its operands as this test does: {binding}");
+    }
     let lo = |v: u64| v & 0xFFFF_FFFF;
     let mut bad = Vec::new();
     for (i, (a, b)) in inputs(false).into_iter().enumerate() {

@@ -11,9 +11,10 @@ __device__ __constant__ u64 KECCAK_RC[24] = {
 
 __device__ __forceinline__ u64 k_rotl(u64 x, int n) { return (x << n) | (x >> (64 - n)); }
 
-// a ^ b ^ c as one LOP3 a half: left to itself the compiler forms theta's
-// d = c[x - 1] ^ rot(c[x + 1], 1) first, a LOP3 more a half for each x
-// (a round of 194 integer instructions, 180 so). tests/field_asm.rs runs
+// a ^ b ^ c as one LOP3 a half. Left to itself the compiler forms theta's
+// d = c[x - 1] ^ rot(c[x + 1], 1) first and then xors it into each lane,
+// one LOP3 a half more for each x: 194 integer instructions a round, 180
+// this way. tests/field_asm.rs runs
 // this asm on the host; the host build of the Merkle tests takes the
 // plain form.
 __device__ __forceinline__ u64 k_xor3(u64 a, u64 b, u64 c) {
