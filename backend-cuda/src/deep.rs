@@ -84,7 +84,7 @@ impl DeepOps for CudaBackend {
                     partial.at(c0 * slices * 3 * np),
                 ];
                 let bufs = [&m.buf, &weights, &partial];
-                sc.launch(dev.func("bary_partial"), (slices as u32, nc, 1), 256, 0, &args, &bufs)?;
+                sc.launch(dev.func("bary_partial"), (nc, slices as u32, 1), 256, 0, &args, &bufs)?;
             }
             let part = Self::download_u64(&mut sc, &partial, 0, w * slices * 3 * np)?;
             for (k, &(p, z)) in batch.iter().enumerate() {
@@ -157,7 +157,7 @@ impl DeepOps for CudaBackend {
         let out = s.alloc(n * 3)?;
         let coeffs: Vec<u64> = weights.iter().flat_map(|c| ext_u64(*c)).collect();
         let cb = s.upload(&coeffs)?;
-        let args = [out.ptr, 0, m.buf.ptr, cb.ptr, 0, w as u64, n as u64, 0, 0];
+        let args = [out.ptr, m.buf.ptr, cb.ptr, w as u64, n as u64, 0];
         s.launch(dev.func("lincomb"), Self::grid(n as u64, 128), 128, 0, &args, &[&out, &m.buf, &cb])?;
         Ok(Self::matrix(out, n, 3))
     }
@@ -196,10 +196,10 @@ impl CudaBackend {
                 let kb = s.upload(&coeffs(cb))?;
                 let args =
                     [accs[pa].ptr, accs[pb].ptr, m.ptr, ka.ptr, kb.ptr, w, n, filled[pa] as u64, filled[pb] as u64];
-                s.launch(dev.func("lincomb"), grid, threads, 0, &args, &[accs[pa], accs[pb], m, &ka, &kb])?;
+                s.launch(dev.func("lincomb_pair"), grid, threads, 0, &args, &[accs[pa], accs[pb], m, &ka, &kb])?;
                 filled[pb] = true;
             } else {
-                let args = [accs[pa].ptr, 0, m.ptr, ka.ptr, 0, w, n, filled[pa] as u64, 0];
+                let args = [accs[pa].ptr, m.ptr, ka.ptr, w, n, filled[pa] as u64];
                 s.launch(dev.func("lincomb"), grid, threads, 0, &args, &[accs[pa], m, &ka])?;
             }
             filled[pa] = true;

@@ -117,7 +117,7 @@ pub const FRI: Module = Module {
     name: "fri",
     headers: &[FIELD_H],
     body: include_str!("cuda/fri.cu"),
-    kernels: &["fri_fold", "lincomb", "deep_accum", "bary_weights", "bary_partial"],
+    kernels: &["fri_fold", "lincomb", "lincomb_pair", "deep_accum", "bary_weights", "bary_partial"],
 };
 
 pub const LOGUP: Module = Module {
