@@ -228,7 +228,14 @@ pub(crate) fn natural(
 ) -> Result<(), BackendError> {
     let scale = if inverse { F::new(1u64 << log_n).inverse().expect("non-zero") } else { F::ONE };
     if scope.dev.ntt_warp && log_n == kernels_cuda::NTT_WARP_LOG_N && src.ptr != dst.ptr {
-        return ntt_warp::natural(scope, tw, inverse, &(0..cols), Strided(src, src_stride), Strided(dst, dst_stride));
+        return ntt_warp::natural(
+            scope,
+            tw,
+            inverse,
+            &(0..cols),
+            Strided::new(src, src_stride),
+            Strided::new(dst, dst_stride),
+        );
     }
     let (src_ptr, dst_ptr) = (src.ptr, dst.ptr);
     run(

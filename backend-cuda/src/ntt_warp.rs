@@ -92,14 +92,29 @@ impl TwistCache {
     }
 }
 
-/// A matrix's buffer and its column stride in elements.
+/// A matrix's buffer, its column stride in elements, and the element its
+/// first column starts at.
 #[derive(Clone, Copy)]
-pub(crate) struct Strided<'b>(pub(crate) &'b Arc<DevBuf>, pub(crate) u64);
+pub(crate) struct Strided<'b> {
+    buf: &'b Arc<DevBuf>,
+    stride: u64,
+    first: u64,
+}
 
-impl Strided<'_> {
+impl<'b> Strided<'b> {
+    pub(crate) fn new(buf: &'b Arc<DevBuf>, stride: u64) -> Strided<'b> {
+        Strided { buf, stride, first: 0 }
+    }
+
+    /// The same columns from `elems` further into the buffer: a later
+    /// row, or (a multiple of the stride) a later column.
+    pub(crate) fn offset(self, elems: u64) -> Strided<'b> {
+        Strided { first: self.first + elems, ..self }
+    }
+
     /// The address of column `c`.
     fn at(&self, c: usize) -> u64 {
-        self.0.ptr + 8 * c as u64 * self.1
+        self.buf.ptr + 8 * (self.first + c as u64 * self.stride)
     }
 }
 
@@ -123,8 +138,8 @@ fn pass_a(
     let f = scope.dev.func("ntt_warp_a");
     let blocks = 1024 / kernels_cuda::NTT_WARP_WARPS;
     for (c0, nc) in column_runs(cols.clone()) {
-        let args = [from.at(c0), from.1, to.at(c0), to.1, t.outer.ptr, t.inner.ptr, reverse as u64];
-        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[from.0, to.0, &t.outer, &t.inner])?;
+        let args = [from.at(c0), from.stride, to.at(c0), to.stride, t.outer.ptr, t.inner.ptr, reverse as u64];
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[from.buf, to.buf, &t.outer, &t.inner])?;
     }
     Ok(())
 }
@@ -143,8 +158,8 @@ fn pass_b(
     let inner = t.inner.ptr + if scaled { 8 * 1024 } else { 0 };
     let blocks = (1u32 << row_log) / kernels_cuda::NTT_WARP_WARPS;
     for (c0, nc) in column_runs(cols.clone()) {
-        let args = [data.at(c0), data.1, inner, row_log as u64];
-        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[data.0, &t.inner])?;
+        let args = [data.at(c0), data.stride, inner, row_log as u64];
+        scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &[data.buf, &t.inner])?;
     }
     Ok(())
 }
@@ -167,9 +182,7 @@ pub(crate) fn natural(
 
 /// The coset LDE of columns `cols` of 2^20 evaluations at blowup 2^b
 /// (b <= MAX_LOG_BLOWUP) into `out` (2^(20+b) a column), through their
-/// coefficients in `coeffs`: the inverse transform, then one pass A over
-/// every coset j of the coefficients times `twist` (TwistCache), its rows
-/// interleaved in `out`, then pass B in place over rows of 2^(10+b) words.
+/// coefficients in `coeffs`: the inverse transform, then `extend`.
 pub(crate) fn lde(
     scope: &mut Scope,
     tw: &Twiddles,
@@ -178,17 +191,43 @@ pub(crate) fn lde(
     cols: &Range<usize>,
     (evals, coeffs, out): (Strided, Strided, Strided),
 ) -> Result<()> {
+    natural(scope, tw, true, cols, evals, coeffs)?;
+    extend(scope, tw, twist, log_blowup, cols, coeffs, out)
+}
+
+/// The coset LDE of columns `cols` of 2^20 natural-order coefficients at
+/// blowup 2^b (b <= MAX_LOG_BLOWUP) into `out` (2^(20+b) a column): one
+/// pass A over every coset j of the coefficients times `twist`
+/// (TwistCache), its rows interleaved in `out`, then pass B in place over
+/// rows of 2^(10+b) words.
+pub(crate) fn extend(
+    scope: &mut Scope,
+    tw: &Twiddles,
+    twist: &Arc<DevBuf>,
+    log_blowup: u32,
+    cols: &Range<usize>,
+    coeffs: Strided,
+    out: Strided,
+) -> Result<()> {
     if log_blowup > MAX_LOG_BLOWUP {
         let msg = format!("the warp LDE takes blowups up to 2^{MAX_LOG_BLOWUP}, not 2^{log_blowup}");
         return Err(scope.dev.err(scope.stage, scope.ctx, msg));
     }
     let t = tables(scope, tw)?;
-    natural(scope, tw, true, cols, evals, coeffs)?;
     let f = scope.dev.func("ntt_warp_lde_a");
     let blocks = (1024u32 << log_blowup) / kernels_cuda::NTT_WARP_WARPS;
     for (c0, nc) in column_runs(cols.clone()) {
-        let args = [coeffs.at(c0), coeffs.1, out.at(c0), out.1, t.outer.ptr, t.inner.ptr, twist.ptr, log_blowup as u64];
-        let bufs = [coeffs.0, out.0, &t.outer, &t.inner, twist];
+        let args = [
+            coeffs.at(c0),
+            coeffs.stride,
+            out.at(c0),
+            out.stride,
+            t.outer.ptr,
+            t.inner.ptr,
+            twist.ptr,
+            log_blowup as u64,
+        ];
+        let bufs = [coeffs.buf, out.buf, &t.outer, &t.inner, twist];
         scope.launch(f, (blocks, nc, 1), THREADS, SMEM, &args, &bufs)?;
     }
     pass_b(scope, t, false, 10 + log_blowup, cols, out)

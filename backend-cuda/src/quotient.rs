@@ -1,8 +1,10 @@
 //! `ComposeOps`: constraint composition (the generated or the interpreted
 //! kernel, see `compose`) and the split of the quotient into parts.
 
-use crate::ntt::{self, Load, Touches};
+use crate::ntt::{self, Load, Touches, Twiddles};
+use crate::ntt_warp::{self, Strided};
 use crate::stream::{DevBuf, Scope};
+use crate::transform::Twist;
 use crate::{compose, ext_u64, ComposeKernel, CudaBackend, CudaMatrix};
 use backend_api::memory::TableDims;
 use backend_api::{validate, BackendError, ComposeInputs, ComposeOps, Coset, Ctx, Ext, Result, Stage, F};
@@ -150,6 +152,10 @@ impl ComposeOps for CudaBackend {
         let out = s.alloc(out_rows * 3 * parts)?;
         let shift_inv = domain.shift.inverse().ok_or_else(|| BackendError::invalid(stage, "coset shift is zero"))?;
         let log_blowup = log_out - log_trace_height;
+        if Self::warp_extends(&tw, log_trace_height, log_blowup) {
+            self.extend_parts(&mut s, &tw, (&coeffs, &out), (domain, shift_inv), log_trace_height, parts, log_blowup)?;
+            return Ok(Self::matrix(out, out_rows, 3 * parts));
+        }
         for j in 0..parts {
             let load = Load {
                 ptr: coeffs.at(j * n),
@@ -172,6 +178,38 @@ impl ComposeOps for CudaBackend {
 }
 
 impl CudaBackend {
+    /// The parts' LDEs on the warp path. The transform of the quotient's
+    /// values on its coset s H gives c_k s^k for its coefficients c_k;
+    /// times s^-k they are its own, and each run of n of them (a part)
+    /// extends onto the coset s of the trace's LDE, whose twist table the
+    /// warp path keeps.
+    #[allow(clippy::too_many_arguments)]
+    fn extend_parts(
+        &self,
+        s: &mut Scope,
+        tw: &Twiddles,
+        (coeffs, out): (&Arc<DevBuf>, &Arc<DevBuf>),
+        (domain, shift_inv): (Coset, F),
+        log_n: u32,
+        parts: usize,
+        log_blowup: u32,
+    ) -> Result<()> {
+        let (n, big) = (1usize << log_n, domain.size() as u64);
+        let unshift = Twist::new(s, domain.log_size, shift_inv, F::ONE)?;
+        let rows = (parts * n) as u64;
+        let args = [coeffs.ptr, big, rows, unshift.lo.ptr, unshift.hi.ptr, unshift.lo_bits as u64];
+        let grid = (rows.div_ceil(256) as u32, 3, 1);
+        s.launch(s.dev.func("mul_twist"), grid, 256, 0, &args, &[coeffs, &unshift.lo, &unshift.hi])?;
+        let twist = self.warp_twist.get(s, domain.shift, log_blowup)?;
+        let out_rows = (n << log_blowup) as u64;
+        for j in 0..parts {
+            let part = Strided::new(coeffs, big).offset((j * n) as u64);
+            let lde = Strided::new(out, out_rows).offset(3 * j as u64 * out_rows);
+            ntt_warp::extend(s, tw, &twist, log_blowup, &(0..3), part, lde)?;
+        }
+        Ok(())
+    }
+
     /// Whether any of the 3 coefficient columns (height `big`) of `coeffs`
     /// is non-zero at or past `bound`.
     fn any_nonzero_tail(s: &mut Scope, coeffs: &Arc<DevBuf>, big: usize, bound: usize) -> Result<bool> {

@@ -145,14 +145,14 @@ const OVERLAP_RUN_ELEMS: usize = 8 << 20;
 
 /// The factors an LDE's first forward pass multiplies coefficient k by,
 /// `factor * shift^k`, as two small tables (low and high bits of k).
-struct Twist {
-    lo: Arc<DevBuf>,
-    hi: Arc<DevBuf>,
-    lo_bits: u32,
+pub(crate) struct Twist {
+    pub(crate) lo: Arc<DevBuf>,
+    pub(crate) hi: Arc<DevBuf>,
+    pub(crate) lo_bits: u32,
 }
 
 impl Twist {
-    fn new(s: &mut Scope, log_n: u32, shift: F, factor: F) -> Result<Twist> {
+    pub(crate) fn new(s: &mut Scope, log_n: u32, shift: F, factor: F) -> Result<Twist> {
         let lo_bits = log_n.div_ceil(2);
         let step = shift.pow(1u64 << lo_bits);
         let lo: Vec<u64> =
@@ -182,8 +182,7 @@ impl CudaBackend {
     /// An LDE's scratch and tables: at 2^20 rows and blowups up to 8 with
     /// the warp NTT on, the warp path's.
     fn lde(&self, s: &mut Scope, tw: &Twiddles, log_n: u32, log_blowup: u32, width: usize, shift: F) -> Result<Lde> {
-        let warp = tw.warp.is_some() && log_n == kernels_cuda::NTT_WARP_LOG_N && log_blowup <= ntt_warp::MAX_LOG_BLOWUP;
-        let work = if warp {
+        let work = if Self::warp_extends(tw, log_n, log_blowup) {
             LdeWork::Warp { coeffs: s.alloc(width << log_n)?, twist: self.warp_twist.get(s, shift, log_blowup)? }
         } else {
             let coeffs = if log_n > 0 { Some(s.alloc(width << log_n)?) } else { None };
@@ -192,6 +191,12 @@ impl CudaBackend {
             LdeWork::Passes { coeffs, twist: Twist::new(s, log_n, shift, n_inv)? }
         };
         Ok(Lde { log_n, log_blowup, work })
+    }
+
+    /// Whether the warp path (`ntt_warp::extend`) takes an LDE of 2^log_n
+    /// rows at blowup 2^log_blowup, with twiddles `tw`.
+    pub(crate) fn warp_extends(tw: &Twiddles, log_n: u32, log_blowup: u32) -> bool {
+        tw.warp.is_some() && log_n == kernels_cuda::NTT_WARP_LOG_N && log_blowup <= ntt_warp::MAX_LOG_BLOWUP
     }
 
     /// Uploads `evals` and extends it on `s`, a run of columns at a time as
@@ -243,7 +248,7 @@ impl CudaBackend {
         let (coeffs, twist) = match &lde.work {
             LdeWork::Warp { coeffs, twist } => {
                 let big = (n << lde.log_blowup) as u64;
-                let bufs = (Strided(evals, n as u64), Strided(coeffs, n as u64), Strided(out, big));
+                let bufs = (Strided::new(evals, n as u64), Strided::new(coeffs, n as u64), Strided::new(out, big));
                 return ntt_warp::lde(s, tw, twist, lde.log_blowup, &(c0..c0 + cols), bufs);
             }
             LdeWork::Passes { coeffs, twist } => (coeffs, twist),

@@ -534,6 +534,41 @@ fn compose_and_split_match() {
     }
 }
 
+/// The quotient's split at 2^20 rows a part, on the warp path (the parts'
+/// coefficients unshifted, then each part a warp LDE) and on the
+/// shared-memory passes: from a quotient domain of 2n or 4n points onto
+/// LDEs at blowups 2 to 8, the generator's coset (whose twist table the
+/// trace's LDE keeps) and another.
+#[test]
+fn warp_split_matches_the_reference() {
+    if gpu().is_none() || max_log() < 20 {
+        return;
+    }
+    for warp_on in [true, false] {
+        let gpu = with_warp_ntt(warp_on);
+        let mut r = rng(17);
+        let other = nz(&mut r);
+        for (log_q, parts, log_blowup, shift) in
+            [(21, 2usize, 2, GENERATOR), (21, 2, 1, GENERATOR), (22, 4, 3, GENERATOR), (21, 2, 2, other)]
+        {
+            let log_parts = parts.trailing_zeros();
+            let low = random_matrix(&mut r, 3, parts << 20);
+            let c2 = fresh_cpu();
+            let q = c2.coset_lde(&ctx(), &c2.upload(&ctx(), &low).unwrap(), log_q - 20 - log_parts, shift).unwrap();
+            let q = c2.download(&ctx(), &q).unwrap();
+            let domain = Coset::new(log_q, shift);
+            let (cpu, log_out) = (fresh_cpu(), 20 + log_blowup);
+            let g = gpu.split_quotient(&ctx(), &gpu.upload(&ctx(), &q).unwrap(), domain, 20, parts, log_out).unwrap();
+            let c = cpu.split_quotient(&ctx(), &cpu.upload(&ctx(), &q).unwrap(), domain, 20, parts, log_out).unwrap();
+            same!(
+                gpu.download(&ctx(), &g).unwrap(),
+                cpu.download(&ctx(), &c).unwrap(),
+                format!("split from 2^{log_q}, {parts} parts, blowup 2^{log_blowup}, warp path {warp_on}")
+            );
+        }
+    }
+}
+
 #[test]
 fn reshape_shares_and_validates() {
     let Some(gpu) = gpu() else { return };

@@ -9,7 +9,8 @@
 //!
 //! Modules:
 //! - `ntt`: batched radix-2 NTT passes in shared memory (DIT/DIF, bit-reversed
-//!   gather, zero-padding-skipping LDE expansion), the quotient degree check;
+//!   gather, zero-padding-skipping LDE expansion), the quotient degree check,
+//!   coefficients times the powers of a shift in place;
 //! - `ntt_warp`, `ntt_warp_lde`: natural-order 2^20-point NTTs as two
 //!   passes of 1024-point transforms held in a warp's registers, and coset
 //!   LDEs of 2^20 rows on them (two modules, compiled in parallel, and only
@@ -58,7 +59,15 @@ pub const NTT: Module = Module {
     name: "ntt",
     headers: &[FIELD_H],
     body: include_str!("cuda/ntt.cu"),
-    kernels: &["ntt_pass", "any_nonzero_tail", "fold_coeffs", "bitrev_permute", "stride_rows", "interleave_piece"],
+    kernels: &[
+        "ntt_pass",
+        "any_nonzero_tail",
+        "mul_twist",
+        "fold_coeffs",
+        "bitrev_permute",
+        "stride_rows",
+        "interleave_piece",
+    ],
 };
 
 pub const NTT_WARP: Module = Module {

@@ -203,6 +203,17 @@ extern "C" __global__ void ntt_pass(const u64* __restrict__ src, u64* dst, u64 s
     }
 }
 
+// Row k < n of each column (blockIdx.y, `stride` apart) times factor *
+// shift^k, from the two tables of backend-cuda's `Twist` (the low lo_bits
+// bits of k index lo, the rest hi).
+extern "C" __global__ void mul_twist(u64* m, u64 stride, u64 n, const u64* __restrict__ lo,
+                                     const u64* __restrict__ hi, u64 lo_bits) {
+    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    u64* col = m + blockIdx.y * stride;
+    col[k] = f_mul(col[k], f_mul(lo[k & ((1ull << lo_bits) - 1)], hi[k >> lo_bits]));
+}
+
 // Sets *flag when any of the first `cols` columns (stride `stride`) holds a
 // non-zero value at a row in [from, height).
 extern "C" __global__ void any_nonzero_tail(const u64* __restrict__ m, u64 stride, u64 height, u64 from, u64 cols,
