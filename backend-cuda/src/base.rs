@@ -126,15 +126,29 @@ impl Drop for Reserved {
 impl CudaBackend {
     /// The elements of `src` at `idx`, on the host.
     pub(crate) fn gather(s: &mut Scope, src: &Arc<DevBuf>, idx: &[u64]) -> Result<Vec<u64>> {
+        Ok(Self::gather_all(s, &[(src, idx)])?.remove(0))
+    }
+
+    /// The elements of each source at its indices, on the host: one
+    /// upload of every index, a launch per source, one download (an
+    /// opening's values and path cost one round trip, not two).
+    pub(crate) fn gather_all(s: &mut Scope, parts: &[(&Arc<DevBuf>, &[u64])]) -> Result<Vec<Vec<u64>>> {
+        let idx: Vec<u64> = parts.iter().flat_map(|(_, i)| i.iter().copied()).collect();
         if idx.is_empty() {
-            return Ok(vec![]);
+            return Ok(vec![vec![]; parts.len()]);
         }
-        let ib = s.upload(idx)?;
+        let ib = s.upload(&idx)?;
         let out = s.alloc(idx.len())?;
         let threads = 256;
         let dev = s.dev.clone();
-        let args = [src.ptr, ib.ptr, out.ptr, idx.len() as u64];
-        s.launch(dev.func("gather_u64"), Self::grid(idx.len() as u64, threads), threads, 0, &args, &[src, &ib, &out])?;
-        Self::download_u64(s, &out, 0, idx.len())
+        let mut at = 0u64;
+        for (src, i) in parts.iter().filter(|(_, i)| !i.is_empty()) {
+            let len = i.len() as u64;
+            let args = [src.ptr, ib.ptr + 8 * at, out.ptr + 8 * at, len];
+            s.launch(dev.func("gather_u64"), Self::grid(len, threads), threads, 0, &args, &[src, &ib, &out])?;
+            at += len;
+        }
+        let mut all = Self::download_u64(s, &out, 0, idx.len())?.into_iter();
+        Ok(parts.iter().map(|(_, i)| all.by_ref().take(i.len()).collect()).collect())
     }
 }
