@@ -132,27 +132,33 @@ extern "C" __global__ void deep_accum(u64* d, const u64* acc, u64 log_n, u64 z0,
 }
 
 // Barycentric weights for the point z: w[i] = x_i / (z - x_i), for
-// BARY_ROWS consecutive rows a thread. With a = z - x = (z0 - x, z1, z2),
+// BARY_ROWS rows a thread, blockDim.x apart (so that the stores and the
+// twiddle reads coalesce). With a = z - x = (z0 - x, z1, z2),
 // 1/a = adj(a) / N(a), and z1, z2 do not depend on x: adj(a) and the
 // base-field norm cost six products, and one inversion serves the
 // thread's norms (a batch inversion). z is off the domain (the host
-// answers a point of it from the columns), so no norm is zero.
+// answers a point of it from the columns), so no norm is zero. The
+// thread's twiddles are read before any product, all in flight at once.
 #define BARY_ROWS 8
 extern "C" __global__ void bary_weights(u64* w, u64 log_n, u64 z0, u64 z1, u64 z2, u64 shift,
                                         const u64* __restrict__ tw, u64 tw_log) {
     const u64 n = 1ull << log_n;
-    const u64 first = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * BARY_ROWS;
+    const u64 first = (u64)blockIdx.x * blockDim.x * BARY_ROWS + threadIdx.x;
     if (first >= n) return;
-    const u32 rows = n - first < BARY_ROWS ? (u32)(n - first) : BARY_ROWS;
+    const u64 step = blockDim.x;
+    const u32 rows = (u32)((n - first + step - 1) / step < BARY_ROWS ? (n - first + step - 1) / step : BARY_ROWS);
     const u64 two_bc = f_dbl(f_mul(z1, z2)), two_cc = f_dbl(f_sqr(z2)), bb = f_sqr(z1);
     u64 xs[BARY_ROWS], t0[BARY_ROWS], t1[BARY_ROWS], t2[BARY_ROWS], norm[BARY_ROWS], before[BARY_ROWS];
+#pragma unroll
+    for (u32 k = 0; k < BARY_ROWS; k++)
+        if (k < rows) xs[k] = root_pow(tw, tw_log, log_n, first + k * step);
     u64 all = 1;
     // Rolled as in deep_accum (a pass over the trace per point, against
     // bary_partial's pass per column): 4x less code, about 18 more
     // instructions a row (of some 400).
 #pragma unroll 1
     for (u32 k = 0; k < rows; k++) {
-        const u64 x = f_mul(shift, root_pow(tw, tw_log, log_n, first + k));
+        const u64 x = f_mul(shift, xs[k]);
         const u64 a0 = f_sub(z0, x);
         xs[k] = x;
         t0[k] = f_sub(f_sqr(a0), two_bc);
@@ -168,7 +174,7 @@ extern "C" __global__ void bary_weights(u64* w, u64 log_n, u64 z0, u64 z1, u64 z
         // inv is 1 / (norm[0] ... norm[k]).
         const u64 s = f_mul(f_mul(inv, before[k]), xs[k]);
         inv = f_mul(inv, norm[k]);
-        e_store(w, n, first + k, e_make(f_mul(t0[k], s), f_mul(t1[k], s), f_mul(t2[k], s)));
+        e_store(w, n, first + k * step, e_make(f_mul(t0[k], s), f_mul(t1[k], s), f_mul(t2[k], s)));
     }
 }
 
