@@ -68,9 +68,9 @@ __device__ __forceinline__ void lincomb_rows(u64* a, u64* b, const u64* __restri
         e_store(b, n, i, rb);
     }
 }
-extern "C" __global__ void __launch_bounds__(128, 8) lincomb(u64* a, const u64* __restrict__ m,
-                                                             const u64* __restrict__ ka, u64 width, u64 n,
-                                                             u64 accumulate) {
+extern "C" __global__ __launch_bounds__(128, 8) void lincomb(u64* a, const u64* __restrict__ m,
+                                                              const u64* __restrict__ ka, u64 width, u64 n,
+                                                              u64 accumulate) {
     lincomb_rows<false, 4>(a, nullptr, m, ka, nullptr, width, n, accumulate, 0);
 }
 extern "C" __global__ void lincomb_pair(u64* a, u64* b, const u64* __restrict__ m, const u64* __restrict__ ka,
