@@ -3,18 +3,15 @@
 # stage, and every kernel's own duration under Nsight Compute (one prove
 # of the degree-3 AIR, 2^20 x 64, blowup 4, each hash, pinned trace).
 # .gpu-run as docs/gpu/logs/s39/README.md says. Logs in $OUT.
-set -uo pipefail
-B=.gpu-run
 OUT=${OUT:-/tmp/s40a}
-mkdir -p "$OUT"
-export KILN_CACHE_DIR=/tmp/kiln-cache CUDA_CACHE_PATH=/tmp/nv-cache
+source "$(dirname "$0")/calls.sh"
+B=.gpu-run
 L="$OUT/timeline.log"
-echo "== $(cat $B/commit); $(nvidia-smi -L | head -1)" | tee -a "$L"
+heading "$L" $B
 for h in blake3 keccak; do
     echo "== prove_air 20 64 4 $h cuda 3 pinned, KILN_CUDA_TIMELINE=1" | tee -a "$L"
     KILN_CUDA_TIMELINE=1 timeout 120 $B/prove_air 20 64 4 $h cuda 3 pinned 2>&1 | tee -a "$L"
 done
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 for h in blake3 keccak; do
     echo "== ncu prove_air 20 64 4 $h cuda 2 pinned" | tee -a "$L"
     timeout 240 $NCU --clock-control none --metrics gpu__time_duration.sum --csv \
