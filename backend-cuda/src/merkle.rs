@@ -106,8 +106,8 @@ impl MerkleOps for CudaBackend {
             }
         }
         let mut s = self.scope(stage, ctx)?;
-        let mut got = Self::gather_all(&mut s, &[(&m.buf, &vidx), (&tree.digests, &pidx)])?;
-        let (path, values) = (got.pop().unwrap_or_default(), got.pop().unwrap_or_default());
+        let mut got = Self::gather_all(&mut s, &[(&m.buf, &vidx), (&tree.digests, &pidx)])?.into_iter();
+        let (values, path) = (got.next().unwrap_or_default(), got.next().unwrap_or_default());
         Ok(rows
             .iter()
             .enumerate()
