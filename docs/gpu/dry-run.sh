@@ -40,7 +40,7 @@ done
 # The carried folder: its binaries, in it and in every subfolder the
 # script names ($B/NAME or .gpu-run/NAME that is not a binary).
 bins="prove_air vs_cpu declines conformance_cuda main_round kiln ntt_io compose_kernels"
-dirs=". $(grep -oE '(\$B|\.gpu-run)/[A-Za-z0-9_]+' "$script" | sed -E 's#^[^/]+/##' | sort -u | tr '\n' ' ')"
+dirs=". $({ grep -oE '(\$B|\.gpu-run)/[A-Za-z0-9_]+' "$script" || true; } | sed -E 's#^[^/]+/##' | sort -u | tr '\n' ' ')"
 for d in $dirs; do
     case " $bins commit " in *" $d "*) continue ;; esac
     mkdir -p "$root/.gpu-run/$d"

@@ -5,22 +5,14 @@
 # leaves beside ICICLE's (benches/keccak-peer), the commitment of a 2^21 x
 # 64 LDE (main_round), the whole prove (prove_air). .gpu-run holds the
 # binaries of 81b682c and keccak_81b682c.cuh, .gpu-run/new those of the
-# change (/tmp/build.sh's list with B=.gpu-run/new), .gpu-run/icicle as
+# change (built and stripped as docs/gpu/build.sh builds them), .gpu-run/icicle as
 # benches/keccak-peer/run.sh says. Logs in $OUT.
-set -uo pipefail
+OUT=${OUT:-/tmp/s39b}
+source "$(dirname "$0")/calls.sh"
 OLD=.gpu-run
 NEW=.gpu-run/new
-OUT=${OUT:-/tmp/s39b}
-mkdir -p "$OUT"
-export KILN_CACHE_DIR=/tmp/kiln-cache CUDA_CACHE_PATH=/tmp/nv-cache
-L="$OUT/check.log"
-echo "== $(cat $NEW/commit); $(nvidia-smi -L | head -1)" | tee -a "$L"
-for t in vs_cpu declines; do
-    echo "== $t" | tee -a "$L"
-    timeout 300 $NEW/$t --test-threads 1 2>&1 | grep -E "^test |test result|panicked|differ" | tee -a "$L"
-done
-echo "== conformance_cuda, every group" | tee -a "$L"
-timeout 300 $NEW/conformance_cuda --test-threads 1 2>&1 | grep -E "FAIL|test result|cases" | tee -a "$L"
+heading "$OUT/check.log" $NEW
+checks "$OUT/check.log" $NEW vs_cpu declines conformance_cuda
 L="$OUT/bench.log"
 for round in 1 2; do
     echo "== keccak-peer, 81b682c's keccak.cuh" | tee -a "$L"
