@@ -117,3 +117,50 @@ cold_starts() {
     done
     cmp /tmp/cold-1.proof /tmp/cold-2.proof && echo "proofs identical" | tee -a "$log"
 }
+
+# cpu_peers LOG BUILD: the CPU backend beside Plonky3 on the host's cores:
+# the coset LDE 2^20 x 64 at blowups 2 and 8 twice and 2^18 once (values
+# checked), and the cubic AIR's whole prove with each hash (both proofs
+# verified). BUILD holds vs_plonky3-v4 (AVX-512) and vs_plonky3-v3 (AVX2):
+# Plonky3 picks its SIMD code at compile time, so the host's flags choose.
+cpu_peers() {
+    local log=$1 build=$2 bin round
+    bin=$build/vs_plonky3-v3
+    grep -qw avx512f /proc/cpuinfo && bin=$build/vs_plonky3-v4
+    echo "== $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo); $(basename "$bin")" | tee -a "$log"
+    for round in 1 2; do
+        echo "== round $round: vs_plonky3 --lde 20 --blowups 2,8 --only lde --reps 3" | tee -a "$log"
+        timeout 200 "$bin" --lde 20 --blowups 2,8 --only lde --reps 3 2>&1 | grep "^| coset" | tee -a "$log"
+    done
+    echo "== vs_plonky3 --lde 18 --blowups 2,8 --only lde --reps 5" | tee -a "$log"
+    timeout 100 "$bin" --lde 18 --blowups 2,8 --only lde --reps 5 2>&1 | grep "^| coset" | tee -a "$log"
+    echo "== vs_plonky3 --prove 20 --only prove --reps 2" | tee -a "$log"
+    timeout 200 "$bin" --prove 20 --only prove --reps 2 2>&1 | grep "^| prove" | tee -a "$log"
+}
+
+# cli_walls LOG BUILD: issue 11's rows, each client process timed whole by
+# docs/gpu/wall.py: the 2^20-cycle program served by `kiln serve`, local
+# on CUDA (five each), local on the CPU kept and within a 2 GB budget
+# (three each); the embedded default program served, local on CUDA and
+# local `auto`; the proofs compared.
+cli_walls() {
+    local log=$1 build=$2 sock=/tmp/kiln-serve.sock server i
+    local chain="vm/examples/chain.kasm --input 262142,3"
+    "$build/kiln" serve --socket $sock --backend cuda 2>>"$log" &
+    server=$!
+    for i in $(seq 600); do [ -S $sock ] && break; sleep 0.1; done
+    echo "== 2^20 cycles: served x5, local cuda x5, local cpu x3, cpu --memory-budget 2G x3 (wall s, peak RSS kB, rc, cpu, stages)" | tee -a "$log"
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py "$build/kiln" prove $chain --server $sock --out /tmp/served.proof | tee -a "$log"; done
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py "$build/kiln" prove $chain --backend cuda --out /tmp/local.proof | tee -a "$log"; done
+    for i in 1 2 3; do python3 docs/gpu/wall.py "$build/kiln" prove $chain --backend cpu --out /tmp/cpu.proof | tee -a "$log"; done
+    for i in 1 2 3; do python3 docs/gpu/wall.py "$build/kiln" prove $chain --backend cpu --memory-budget 2G --out /tmp/cpu2g.proof | tee -a "$log"; done
+    cmp /tmp/served.proof /tmp/local.proof && cmp /tmp/local.proof /tmp/cpu.proof && cmp /tmp/cpu.proof /tmp/cpu2g.proof &&
+        echo "proofs identical" | tee -a "$log"
+    echo "== the default program: served --backend cuda x5, local --backend cuda x5, local auto x5" | tee -a "$log"
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py "$build/kiln" prove --server $sock --backend cuda --out /tmp/d.proof | tee -a "$log"; done
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py "$build/kiln" prove --backend cuda --out /tmp/d.proof | tee -a "$log"; done
+    for i in 1 2 3 4 5; do python3 docs/gpu/wall.py "$build/kiln" prove --out /tmp/d.proof | tee -a "$log"; done
+    echo "== a local cuda prove's report" | tee -a "$log"
+    "$build/kiln" prove $chain --backend cuda --timings --out /tmp/local.proof 2>&1 | grep -E "^(options|stages|rounds|memory|total)" | tee -a "$log"
+    kill $server
+}
