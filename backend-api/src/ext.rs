@@ -85,6 +85,27 @@ impl Ext {
         Some(Ext([t0 * inv, t1 * inv, t2 * inv]))
     }
 
+    /// The characteristic polynomial t^3 - e1 t^2 + e2 t - e3 of
+    /// multiplication by self, as [e1, e2, e3]: e1 the trace, e3 the norm.
+    /// Since it vanishes at self, a - self divides its value at any base
+    /// element a (`inverse_minus`).
+    pub fn char_poly(self) -> [F; 3] {
+        let [a0, a1, a2] = self.0;
+        let three = F::new(3);
+        let t0 = a0.square() - W * a1 * a2;
+        let norm = a0 * t0 + W * (a2 * (W * a2.square() - a0 * a1) + a1 * (a1.square() - a0 * a2));
+        [three * a0, three * t0, norm]
+    }
+
+    /// 1 / (self - a) for a base element a, from the characteristic
+    /// polynomial c = `char_poly()` and `inv_at_a` = 1 / c(a):
+    /// -(a^2 + a (self - e1) + self^2 - e1 self + e2) / c(a). Sums of such
+    /// terms over many a then need only base-field inverses and sums.
+    pub fn inverse_minus(self, a: F, c: [F; 3], inv_at_a: F) -> Ext {
+        let [e1, e2, _] = c;
+        -((self * self - self * e1 + e2) + (self - e1) * a + a * a) * inv_at_a
+    }
+
     /// The 24 canonical little-endian bytes, as hashed into transcripts.
     pub fn to_le_bytes(self) -> [u8; 24] {
         let mut out = [0u8; 24];
@@ -235,6 +256,21 @@ mod tests {
         for v in 0..4096u64 {
             for c in [F::new(v), -F::new(v)] {
                 assert_ne!(c * c * c, W);
+            }
+        }
+    }
+
+    #[test]
+    fn char_poly_vanishes_and_inverts() {
+        let samples = [e(3, 4, 5), e(P - 1, 7, P - 9), e(0, 0, 1), e(12, 0, 0), e(1 << 40, 99, 1 << 63)];
+        for z in samples {
+            let c = z.char_poly();
+            let at = |t: Ext| ((t - c[0]) * t + c[1]) * t - c[2];
+            assert_eq!(at(z), Ext::ZERO, "{z:?} is a root of its characteristic polynomial");
+            for a in [F::new(5), F::new(P - 2), F::new(1 << 33), F::ONE] {
+                let ca = ((a - c[0]) * a + c[1]) * a - c[2];
+                let inv = z.inverse_minus(a, c, ca.inverse().unwrap());
+                assert_eq!(inv * (z - a), Ext::ONE, "1 / ({z:?} - {a:?})");
             }
         }
     }

@@ -143,12 +143,12 @@ fn values(v: &[F]) -> Vec<u64> {
 
 /// The statement public values claim for `program` (not yet verified).
 fn statement_of(program: &Program, publics: &[F]) -> Result<Statement, Rejection> {
-    let machine = VmMachine::from_publics(program, publics)?;
-    Ok(Statement {
-        program_hash: program.hash(),
-        inputs: machine.inputs().to_vec(),
-        outputs: machine.outputs().to_vec(),
-    })
+    Ok(machine_statement(program, &VmMachine::from_publics(program, publics)?))
+}
+
+/// The statement of a machine built for `program`.
+fn machine_statement(program: &Program, machine: &VmMachine) -> Statement {
+    Statement { program_hash: program.hash(), inputs: machine.inputs().to_vec(), outputs: machine.outputs().to_vec() }
 }
 
 impl Verified {
@@ -170,9 +170,9 @@ impl ProofBundle {
     /// proof itself. The statement comes first: it is cheap, and a proof of
     /// the wrong statement is worth nothing however valid.
     pub fn verify(&self, expected: &Expected, acceptance: &Acceptance) -> Result<Verified, Rejection> {
-        let statement = self.statement()?;
-        check_expected(&statement, expected)?;
         let machine = VmMachine::from_publics(&self.program, &self.publics)?;
+        let statement = machine_statement(&self.program, &machine);
+        check_expected(&statement, expected)?;
         stark::verify(&machine, &self.publics, &self.proof, acceptance)?;
         Ok(Verified::new(statement, self.proof.options, self.proof.log_heights.clone()))
     }
