@@ -162,5 +162,8 @@ cli_walls() {
     for i in 1 2 3 4 5; do python3 docs/gpu/wall.py "$build/kiln" prove --out /tmp/d.proof | tee -a "$log"; done
     echo "== a local cuda prove's report" | tee -a "$log"
     "$build/kiln" prove $chain --backend cuda --timings --out /tmp/local.proof 2>&1 | grep -E "^(options|stages|rounds|memory|total)" | tee -a "$log"
+    # Gone before the next step: a server still closing its device holds
+    # the socket (the next server refuses it) and slows local proves.
     kill $server
+    wait $server 2>/dev/null
 }
