@@ -357,8 +357,8 @@ pub fn eval_on_subgroup(columns: &backend_api::ColMatrix, z: Ext) -> Vec<Ext> {
         .into_par_iter()
         .map(|k| {
             let range = k * CHUNK..n.min((k + 1) * CHUNK);
-            let points = backend_api::ext::powers(w, range.len()).into_iter().map(|p| p * w.pow(range.start as u64));
-            let points: Vec<F> = points.collect();
+            let first = w.pow(range.start as u64);
+            let points: Vec<F> = backend_api::ext::powers(w, range.len()).into_iter().map(|p| p * first).collect();
             let at_points: Vec<F> = points.iter().map(|&a| ((a - c[0]) * a + c[1]) * a - c[2]).collect();
             let inv = backend_api::batch_inverse(&at_points);
             let chunk_sums = |col: &&[F]| {
