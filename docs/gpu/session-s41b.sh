@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 11's CLI walls before and after ddab978 (the fixed columns'
 # out-of-domain values through base-field inverses, in the prover's check
-# and the verifier): e892d91's kiln (.gpu-run/old) and ddab978's
-# (.gpu-run), `cargo build --release -p vm --features cuda`, alternated
-# twice; the proofs compared across builds. Logs in $OUT.
+# and the verifier): e892d91's kiln (.gpu-run/old) and this session's
+# (.gpu-run; its `commit` names it: ddab978, then c31c69d), each `cargo
+# build --release -p vm --features cuda`, alternated twice; the proofs
+# compared across builds. Logs in $OUT.
 OUT=${OUT:-/tmp/s41b}
 source "$(dirname "$0")/calls.sh"
 B=.gpu-run
