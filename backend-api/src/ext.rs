@@ -74,36 +74,32 @@ impl Ext {
         acc
     }
 
-    /// Inverse through the norm: a * adj(a) = N(a) lies in the base field.
-    pub fn inverse(self) -> Option<Ext> {
+    /// The adjugate and the norm: a * adj(a) = N(a), which lies in the
+    /// base field.
+    fn adjugate_norm(self) -> (Ext, F) {
         let [a0, a1, a2] = self.0;
         let t0 = a0.square() - W * a1 * a2;
         let t1 = W * a2.square() - a0 * a1;
         let t2 = a1.square() - a0 * a2;
-        let norm = a0 * t0 + W * (a2 * t1 + a1 * t2);
-        let inv = norm.inverse()?;
-        Some(Ext([t0 * inv, t1 * inv, t2 * inv]))
+        (Ext([t0, t1, t2]), a0 * t0 + W * (a2 * t1 + a1 * t2))
     }
 
-    /// The characteristic polynomial t^3 - e1 t^2 + e2 t - e3 of
-    /// multiplication by self, as [e1, e2, e3]: e1 the trace, e3 the norm.
-    /// Since it vanishes at self, a - self divides its value at any base
-    /// element a (`inverse_minus`).
+    /// Inverse through the norm: adj(a) / N(a).
+    pub fn inverse(self) -> Option<Ext> {
+        let (adj, norm) = self.adjugate_norm();
+        Some(adj.mul_base(norm.inverse()?))
+    }
+
+    /// The characteristic polynomial c(t) = t^3 - e1 t^2 + e2 t - e3 of
+    /// multiplication by self, as [e1, e2, e3]: e1 the trace (3 a0), e2
+    /// three times adj(self)'s first coordinate, e3 the norm. Since c(self)
+    /// = 0, a - self divides c(a) for a base element a: 1 / (self - a) =
+    /// -(a^2 + a (self - e1) + self^2 - e1 self + e2) / c(a), so sums of
+    /// such terms need only base-field inverses.
     pub fn char_poly(self) -> [F; 3] {
-        let [a0, a1, a2] = self.0;
         let three = F::new(3);
-        let t0 = a0.square() - W * a1 * a2;
-        let norm = a0 * t0 + W * (a2 * (W * a2.square() - a0 * a1) + a1 * (a1.square() - a0 * a2));
-        [three * a0, three * t0, norm]
-    }
-
-    /// 1 / (self - a) for a base element a, from the characteristic
-    /// polynomial c = `char_poly()` and `inv_at_a` = 1 / c(a):
-    /// -(a^2 + a (self - e1) + self^2 - e1 self + e2) / c(a). Sums of such
-    /// terms over many a then need only base-field inverses and sums.
-    pub fn inverse_minus(self, a: F, c: [F; 3], inv_at_a: F) -> Ext {
-        let [e1, e2, _] = c;
-        -((self * self - self * e1 + e2) + (self - e1) * a + a * a) * inv_at_a
+        let (adj, norm) = self.adjugate_norm();
+        [three * self.0[0], three * adj.0[0], norm]
     }
 
     /// The 24 canonical little-endian bytes, as hashed into transcripts.
@@ -269,7 +265,7 @@ mod tests {
             assert_eq!(at(z), Ext::ZERO, "{z:?} is a root of its characteristic polynomial");
             for a in [F::new(5), F::new(P - 2), F::new(1 << 33), F::ONE] {
                 let ca = ((a - c[0]) * a + c[1]) * a - c[2];
-                let inv = z.inverse_minus(a, c, ca.inverse().unwrap());
+                let inv = -((z * z - z * c[0] + c[1]) + (z - c[0]) * a + a * a) * ca.inverse().unwrap();
                 assert_eq!(inv * (z - a), Ext::ONE, "1 / ({z:?} - {a:?})");
             }
         }

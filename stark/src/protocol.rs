@@ -339,7 +339,7 @@ pub fn ood_consistent(
 /// Evaluates the columns given on the subgroup of 2^log_n points at z
 /// (barycentric): f(z) = (z^n - 1)/n * sum_i f_i w^i / (z - w^i). Each
 /// 1 / (z - w^i) is written through z's characteristic polynomial c as
-/// q_i(z) / c(w^i), q_i quadratic in z (`Ext::inverse_minus`), so the sum
+/// q_i(z) / c(w^i), q_i quadratic in z (`Ext::char_poly`), so the sum
 /// takes base-field inverses of the c(w^i) and three base-field sums a
 /// column, not extension inverses; chunks of points run in parallel, each
 /// with its own batch inverse. The range table's 2^16 points made this
