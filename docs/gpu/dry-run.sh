@@ -39,7 +39,7 @@ for sh in "$repo"/benches/*/run.sh; do
 done
 # The carried folder: its binaries, in it and in every subfolder the
 # script names ($B/NAME or .gpu-run/NAME that is not a binary).
-bins="prove_air vs_cpu declines conformance_cuda main_round kiln ntt_io compose_kernels vs_plonky3-v3 vs_plonky3-v4 vs_plonky3-new"
+bins="prove_air vs_cpu declines conformance_cuda main_round kiln ntt_io compose_kernels vs_plonky3-v3 vs_plonky3-v4 vs_plonky3-new kiln-reserve"
 dirs=". $({ grep -oE '(\$B|\.gpu-run)/[A-Za-z0-9_]+' "$script" || true; } | sed -E 's#^[^/]+/##' | sort -u | tr '\n' ' ')"
 for d in $dirs; do
     case " $bins commit " in *" $d "*) continue ;; esac
