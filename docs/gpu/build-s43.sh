@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds, from a fresh checkout, the binaries session-s43.sh runs, into
+# .gpu-run (git-ignored; carry it): kiln (HEAD, --features cuda),
+# kiln-reserve (HEAD with docs/gpu/logs/s42/first-prove/reserve.patch,
+# built in a worktree of its own and never committed), and vs_plonky3-v4
+# (HEAD, AVX-512: Plonky3 picks its SIMD code at compile time). About 6
+# minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+R=.gpu-run
+rm -rf "$R" && mkdir -p "$R"
+git rev-parse --short HEAD >"$R/commit"
+cargo build --release -p vm --features cuda
+cp target/release/kiln "$R/kiln"
+RUSTFLAGS="-C target-cpu=x86-64-v4" CARGO_TARGET_DIR=target/v4 cargo build --release -p benches --example vs_plonky3
+cp target/v4/release/examples/vs_plonky3 "$R/vs_plonky3-v4"
+wt=$(mktemp -d)
+trap 'git worktree remove --force "$wt"' EXIT
+git worktree add --detach "$wt" HEAD >/dev/null
+git -C "$wt" apply "$PWD/docs/gpu/logs/s42/first-prove/reserve.patch"
+# The main target dir: the registry crates are built once for both.
+(cd "$wt" && CARGO_TARGET_DIR="$OLDPWD/target" cargo build --release -p vm --features cuda)
+cp target/release/kiln "$R/kiln-reserve"
+strip "$R"/kiln "$R"/kiln-reserve "$R"/vs_plonky3-v4
+du -sh "$R"
+ls "$R"

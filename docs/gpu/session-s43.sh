@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One call for the next device session: section 42's first-prove questions
+# (session-s42b.sh), then whether the CPU LDE's remaining gap to Plonky3 at
+# blowup 2 is its output's first touch. Binaries from docs/gpu/build-s43.sh
+# (.gpu-run: kiln, kiln-reserve, vs_plonky3-v4). Logs in $OUT.
+OUT=${OUT:-/tmp/s43}
+mkdir -p "$OUT/first-prove" "$OUT/first-touch"
+cat .gpu-run/commit >"$OUT/commit"
+
+OUT="$OUT/first-prove" bash docs/gpu/session-s42b.sh
+
+# The blowup-2 LDE writes a fresh 2n-row output (1 GiB for 2^20 x 64),
+# every page of it faulted in and zeroed by the kernel inside the timed
+# call; Plonky3's takes its input by value and grows it, so only the new
+# half is faulted. With glibc's mmap off and no trimming, freed memory
+# is reused and neither side faults after the first repetition: if the
+# ratio falls to 1.0 or below there, the gap is the first touch, not the
+# transforms. The host's THP mode decides how much a fault costs (Kiln
+# asks for huge pages with madvise; Plonky3 does not).
+L="$OUT/first-touch/lde.log"
+{
+    echo "== $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo)"
+    echo "== THP enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled); defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag)"
+} | tee -a "$L"
+reuse="MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000000"
+for round in 1 2 3; do
+    for mode in fresh reuse; do
+        echo "== round $round: $mode" | tee -a "$L"
+        vars=$([ $mode = reuse ] && echo "$reuse" || echo "KILN_S43=fresh")
+        env $vars timeout 200 .gpu-run/vs_plonky3-v4 --lde 20 --blowups 2,4,8 --only lde --reps 3 2>&1 | tee -a "$L"
+    done
+done
