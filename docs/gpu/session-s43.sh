@@ -16,7 +16,8 @@ OUT="$OUT/first-prove" bash docs/gpu/session-s42b.sh
 # is reused and neither side faults after the first repetition: if the
 # ratio falls to 1.0 or below there, the gap is the first touch, not the
 # transforms. The host's THP mode decides how much a fault costs (Kiln
-# asks for huge pages with madvise; Plonky3 does not).
+# asks for huge pages with madvise; Plonky3 does not: the third mode is
+# fresh memory with Kiln's request off).
 L="$OUT/first-touch/lde.log"
 {
     echo "== $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo)"
@@ -24,9 +25,13 @@ L="$OUT/first-touch/lde.log"
 } | tee -a "$L"
 reuse="MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000000"
 for round in 1 2 3; do
-    for mode in fresh reuse; do
+    for mode in fresh reuse no-thp; do
         echo "== round $round: $mode" | tee -a "$L"
-        vars=$([ $mode = reuse ] && echo "$reuse" || echo "KILN_S43=fresh")
+        case $mode in
+        fresh) vars="KILN_S43=fresh" ;;
+        reuse) vars=$reuse ;;
+        no-thp) vars="KILN_CPU_NO_HUGEPAGES=1" ;;
+        esac
         env $vars timeout 200 .gpu-run/vs_plonky3-v4 --lde 20 --blowups 2,4,8 --only lde --reps 3 2>&1 | tee -a "$L"
     done
 done
