@@ -4,8 +4,8 @@
 # blowup 2 is its output's first touch. Binaries from docs/gpu/build-s43.sh
 # (.gpu-run: kiln, kiln-reserve, vs_plonky3-v4). Logs in $OUT.
 OUT=${OUT:-/tmp/s43}
+. docs/gpu/calls.sh
 mkdir -p "$OUT/first-prove" "$OUT/first-touch"
-cat .gpu-run/commit >"$OUT/commit"
 
 OUT="$OUT/first-prove" bash docs/gpu/session-s42b.sh
 
@@ -19,6 +19,7 @@ OUT="$OUT/first-prove" bash docs/gpu/session-s42b.sh
 # asks for huge pages with madvise; Plonky3 does not: the third mode is
 # fresh memory with Kiln's request off).
 L="$OUT/first-touch/lde.log"
+heading "$L" .gpu-run
 {
     echo "== $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo)"
     echo "== THP enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled); defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag)"
