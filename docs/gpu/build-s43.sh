@@ -18,9 +18,13 @@ wt=$(mktemp -d)
 trap 'git worktree remove --force "$wt"' EXIT
 git worktree add --detach "$wt" HEAD >/dev/null
 git -C "$wt" apply "$PWD/docs/gpu/logs/s42/first-prove/reserve.patch"
-# The main target dir: the registry crates are built once for both.
-(cd "$wt" && CARGO_TARGET_DIR="$OLDPWD/target" cargo build --release -p vm --features cuda)
-cp target/release/kiln "$R/kiln-reserve"
+# A target dir of its own: sharing the main one leaves the patched binary
+# at target/release/kiln, and cargo, finding HEAD's units fresh, does not
+# copy HEAD's back there on the next build.
+(cd "$wt" && CARGO_TARGET_DIR="$OLDPWD/target/reserve" cargo build --release -p vm --features cuda)
+cp target/reserve/release/kiln "$R/kiln-reserve"
+# The patch adds KILN_S42_RESERVE: exactly one of the two must name it.
+! grep -q KILN_S42_RESERVE "$R/kiln" && grep -q KILN_S42_RESERVE "$R/kiln-reserve"
 strip "$R"/kiln "$R"/kiln-reserve "$R"/vs_plonky3-v4
 du -sh "$R"
 ls "$R"
