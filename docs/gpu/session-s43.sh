@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# One call for the next device session: section 42's first-prove questions
-# (session-s42b.sh), then whether the CPU LDE's remaining gap to Plonky3 at
-# blowup 2 is its output's first touch. Binaries from docs/gpu/build-s43.sh
+# One call for the next device session: whether the CPU LDE's remaining
+# gap to Plonky3 at blowup 2 is its output's first touch, then section
+# 42's first-prove questions (session-s42b.sh). Binaries from docs/gpu/build-s43.sh
 # (.gpu-run: kiln, kiln-reserve, vs_plonky3-v4). Logs in $OUT.
 OUT=${OUT:-/tmp/s43}
 . docs/gpu/calls.sh
 mkdir -p "$OUT/first-prove" "$OUT/first-touch"
 
-OUT="$OUT/first-prove" bash docs/gpu/session-s42b.sh
 
 # The blowup-2 LDE writes a fresh 2n-row output (1 GiB for 2^20 x 64),
 # every page of it faulted in and zeroed by the kernel inside the timed
@@ -36,3 +35,7 @@ for round in 1 2 3; do
         env $vars timeout 200 .gpu-run/vs_plonky3-v4 --lde 20 --blowups 2,4,8 --only lde --reps 3 2>&1 | tee -a "$L"
     done
 done
+
+# Second, so a call cut short by its time limit still brings back the
+# first-touch log whole.
+OUT="$OUT/first-prove" bash docs/gpu/session-s42b.sh
