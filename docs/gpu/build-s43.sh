@@ -24,7 +24,11 @@ git -C "$wt" apply "$PWD/docs/gpu/logs/s42/first-prove/reserve.patch"
 (cd "$wt" && CARGO_TARGET_DIR="$OLDPWD/target/reserve" cargo build --release -p vm --features cuda)
 cp target/reserve/release/kiln "$R/kiln-reserve"
 # The patch adds KILN_S42_RESERVE: exactly one of the two must name it.
-! grep -q KILN_S42_RESERVE "$R/kiln" && grep -q KILN_S42_RESERVE "$R/kiln-reserve"
+# (An if: set -e ignores a failure anywhere but last in an && list.)
+if grep -q KILN_S42_RESERVE "$R/kiln" || ! grep -q KILN_S42_RESERVE "$R/kiln-reserve"; then
+    echo "build-s43.sh: kiln and kiln-reserve are not HEAD and the variant" >&2
+    exit 1
+fi
 strip "$R"/kiln "$R"/kiln-reserve "$R"/vs_plonky3-v4
 du -sh "$R"
 ls "$R"

@@ -7,7 +7,6 @@ OUT=${OUT:-/tmp/s43}
 . docs/gpu/calls.sh
 mkdir -p "$OUT/first-prove" "$OUT/first-touch"
 
-
 # The blowup-2 LDE writes a fresh 2n-row output (1 GiB for 2^20 x 64),
 # every page of it faulted in and zeroed by the kernel inside the timed
 # call; Plonky3's takes its input by value and grows it, so only the new
