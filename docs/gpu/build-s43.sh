@@ -4,7 +4,8 @@
 # kiln-reserve (HEAD with docs/gpu/logs/s42/first-prove/reserve.patch,
 # built in a worktree of its own and never committed), and vs_plonky3-v4
 # (HEAD, AVX-512: Plonky3 picks its SIMD code at compile time). About 6
-# minutes on 2 cores.
+# to 9 minutes on 2 cores from nothing (the variant's target dir builds
+# the registry crates again).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 R=.gpu-run
@@ -26,7 +27,8 @@ cp target/reserve/release/kiln "$R/kiln-reserve"
 # The patch adds KILN_S42_RESERVE: exactly one of the two must name it.
 # (An if: set -e ignores a failure anywhere but last in an && list.)
 if grep -q KILN_S42_RESERVE "$R/kiln" || ! grep -q KILN_S42_RESERVE "$R/kiln-reserve"; then
-    echo "build-s43.sh: kiln and kiln-reserve are not HEAD and the variant" >&2
+    echo "build-s43.sh: kiln and kiln-reserve are not HEAD and the variant;" \
+        "a patched target/release/kiln left by an older build-s43.sh: touch vm/src/main.rs and rerun" >&2
     exit 1
 fi
 strip "$R"/kiln "$R"/kiln-reserve "$R"/vs_plonky3-v4
